@@ -1,0 +1,163 @@
+import { SbxError, type SbxErrorOptions } from "./sbx-error.js";
+
+/** A capability the backend does not declare was asked for. Nothing was emulated or weakened. */
+export class CapabilityNotSupportedError extends SbxError {
+  /** The capability asked for, for example `"EGRESS_ALLOWLIST"`. */
+  readonly capability: string;
+  /** Backends known to support it (registered adapters and the first-party ones). */
+  readonly supportedBy: string[];
+  constructor(options: Omit<SbxErrorOptions, "message"> & { capability: string; backend: string; supportedBy: string[]; detail?: string }) {
+    const alternatives = options.supportedBy.length > 0 ? `Backends that support it: ${options.supportedBy.join(", ")}.` : "No known backend supports it.";
+    super("SBX_CAPABILITY_NOT_SUPPORTED", {
+      ...options,
+      message: `The ${options.backend} backend does not support ${options.capability}${options.detail ? ` (${options.detail})` : ""}. ${alternatives}`,
+    });
+    this.name = "CapabilityNotSupportedError";
+    this.capability = options.capability;
+    this.supportedBy = [...options.supportedBy];
+  }
+}
+
+/** The backend cannot be used here: its runtime is not running, or its adapter package is not installed. */
+export class BackendUnavailableError extends SbxError {
+  /** What to install or start to make the backend usable. */
+  readonly remedy: string;
+  /** Other backends that are usable here, if known. */
+  readonly alternatives: string[];
+  constructor(options: SbxErrorOptions & { backend: string; remedy: string; alternatives?: string[] }) {
+    super("SBX_BACKEND_UNAVAILABLE", { retryable: true, ...options });
+    this.name = "BackendUnavailableError";
+    this.remedy = options.remedy;
+    this.alternatives = options.alternatives ?? [];
+  }
+}
+
+/** An argument failed validation. `field` names the offending option path, for example `"network.egress"`. */
+export class InvalidArgumentError extends SbxError {
+  /** Dotted path of the invalid field, or the parameter name. */
+  readonly field: string;
+  constructor(options: SbxErrorOptions & { field: string }) {
+    super("SBX_INVALID_ARGUMENT", options);
+    this.name = "InvalidArgumentError";
+    this.field = options.field;
+  }
+}
+
+/** No sandbox with that id exists (it expired, was killed, or never existed). */
+export class SandboxNotFoundError extends SbxError {
+  /** The id that was looked up. */
+  readonly sandboxId: string;
+  constructor(options: SbxErrorOptions & { sandboxId: string }) {
+    super("SBX_SANDBOX_NOT_FOUND", options);
+    this.name = "SandboxNotFoundError";
+    this.sandboxId = options.sandboxId;
+  }
+}
+
+/** The sandbox was killed or disposed; create a new one. */
+export class SandboxClosedError extends SbxError {
+  /** The id of the closed sandbox. */
+  readonly sandboxId: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { sandboxId: string; operation: string; message?: string }) {
+    super("SBX_SANDBOX_CLOSED", {
+      ...options,
+      message: options.message ?? `Cannot ${options.operation}: sandbox ${options.sandboxId} is closed. Create a new sandbox.`,
+    });
+    this.name = "SandboxClosedError";
+    this.sandboxId = options.sandboxId;
+  }
+}
+
+/** An operation ran past its time limit. For commands, `killed` says the command and its children were killed. */
+export class TimeoutError extends SbxError {
+  /** The limit that was exceeded, in milliseconds. */
+  readonly timeoutMs: number;
+  /** True when the timed-out work (and every process it started) was killed. */
+  readonly killed: boolean;
+  /** Output captured before the timeout, when the operation was a command. */
+  readonly partialStdout: string;
+  /** Error output captured before the timeout, when the operation was a command. */
+  readonly partialStderr: string;
+  constructor(options: SbxErrorOptions & { timeoutMs: number; killed: boolean; partialStdout?: string; partialStderr?: string }) {
+    super("SBX_TIMEOUT", { retryable: true, ...options });
+    this.name = "TimeoutError";
+    this.timeoutMs = options.timeoutMs;
+    this.killed = options.killed;
+    this.partialStdout = options.partialStdout ?? "";
+    this.partialStderr = options.partialStderr ?? "";
+  }
+}
+
+/** The caller aborted through its `AbortSignal`. Named `AbortError` for web compatibility. */
+export class AbortedError extends SbxError {
+  constructor(options: Partial<SbxErrorOptions> = {}) {
+    super("SBX_ABORTED", { ...options, message: options.message ?? "The operation was aborted by the caller." });
+    this.name = "AbortError";
+  }
+}
+
+/** A file or directory does not exist in the sandbox. */
+export class FileNotFoundError extends SbxError {
+  /** The sandbox path that was not found. */
+  readonly path: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; message?: string }) {
+    super("SBX_FILE_NOT_FOUND", { ...options, message: options.message ?? `No such file or directory in the sandbox: ${options.path}` });
+    this.name = "FileNotFoundError";
+    this.path = options.path;
+  }
+}
+
+/**
+ * A path is invalid or escapes the sandbox workspace (`..`, absolute paths outside the workspace, NUL bytes),
+ * or names something that is not a regular file where one is required (a device, a FIFO, a symlink out of bounds).
+ */
+export class PathError extends SbxError {
+  /** The path as given by the caller. */
+  readonly path: string;
+  /** Why it was refused: `"escapes-workspace"`, `"invalid"`, `"not-a-regular-file"`, `"not-a-directory"`, `"is-a-directory"`, `"exists"`. */
+  readonly reason: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; reason: string; message?: string }) {
+    super("SBX_PATH", { ...options, message: options.message ?? `Refused path ${JSON.stringify(options.path)}: ${options.reason}.` });
+    this.name = "PathError";
+    this.path = options.path;
+    this.reason = options.reason;
+  }
+}
+
+/** The backend failed in a way sbx has no more specific error for. The backend's own error is `cause`. */
+export class ProviderError extends SbxError {
+  constructor(options: SbxErrorOptions) {
+    super("SBX_PROVIDER", options);
+    this.name = "ProviderError";
+  }
+}
+
+/** A policy that was asked for could not be verified as applied, so the sandbox was refused (fail closed). */
+export class PolicyNotEnforcedError extends SbxError {
+  /** The policy, for example `"limits.memoryMiB"`. */
+  readonly policy: string;
+  constructor(options: SbxErrorOptions & { policy: string }) {
+    super("SBX_POLICY_NOT_ENFORCED", options);
+    this.name = "PolicyNotEnforcedError";
+    this.policy = options.policy;
+  }
+}
+
+/** A command was killed by the kernel's out-of-memory killer inside the sandbox's memory limit. */
+export class OutOfMemoryError extends SbxError {
+  /** The memory limit in MiB that was hit, when known. */
+  readonly memoryMiB: number | undefined;
+  constructor(options: SbxErrorOptions & { memoryMiB?: number }) {
+    super("SBX_OUT_OF_MEMORY", options);
+    this.name = "OutOfMemoryError";
+    this.memoryMiB = options.memoryMiB;
+  }
+}
+
+/** A provider implements a specification version this copy of `@sbx/core` does not know. */
+export class UnsupportedSpecificationError extends SbxError {
+  constructor(options: SbxErrorOptions) {
+    super("SBX_UNSUPPORTED_SPECIFICATION", options);
+    this.name = "UnsupportedSpecificationError";
+  }
+}

@@ -1,0 +1,2 @@
+export * from "./sbx-error.js";
+export * from "./errors.js";

@@ -1,0 +1,86 @@
+import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
+import type { ExecutionError } from "../v1/sandbox.js";
+
+/**
+ * The wrapper that runs one-shot Python. It reads the code from stdin, runs it as `__main__`, prints a normal
+ * traceback to stderr on error, and writes the structured error (name, value, traceback) as JSON to the file
+ * named by argv[1]: a channel of its own, so nothing is ever parsed out of the program's stdout or stderr.
+ */
+export const PYTHON_ONE_SHOT_WRAPPER = `
+import sys, json, traceback, types
+_error_path = sys.argv[1]
+_code = sys.stdin.read()
+sys.stdin.close()
+sys.argv = ["<code>"]
+_module = types.ModuleType("__main__")
+_module.__dict__["__builtins__"] = __builtins__
+sys.modules["__main__"] = _module
+try:
+    exec(compile(_code, "<code>", "exec"), _module.__dict__)
+except BaseException as _exception:
+    if isinstance(_exception, SystemExit) and (_exception.code is None or _exception.code == 0):
+        sys.exit(0)
+    _lines = traceback.format_exception(type(_exception), _exception, _exception.__traceback__.tb_next if _exception.__traceback__ else None)
+    _text = "".join(_lines)
+    sys.stderr.write(_text)
+    sys.stderr.flush()
+    with open(_error_path, "w") as _file:
+        json.dump({"name": type(_exception).__name__, "value": str(_exception), "traceback": _text}, _file)
+    sys.exit(1)
+`;
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs one-shot Python through a driver's `spawn`, for backends without a code channel of their own.
+ * The structured error is read back from a file in /tmp by a second command, never parsed from output.
+ */
+export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeRequest): Promise<DriverExecution> {
+  const errorPath = `/tmp/.sbx-error-${crypto.randomUUID()}.json`;
+  const decoderOut = new TextDecoder();
+  const decoderErr = new TextDecoder();
+  const process = await driver.spawn({
+    command: `exec python3 -c ${shellQuote(PYTHON_ONE_SHOT_WRAPPER)} ${errorPath}`,
+    cwd: request.cwd,
+    env: { PYTHONUNBUFFERED: "1", ...request.env },
+    stdin: true,
+    onStdout: (chunk) => request.onStdout(decoderOut.decode(chunk, { stream: true })),
+    onStderr: (chunk) => request.onStderr(decoderErr.decode(chunk, { stream: true })),
+  });
+  const abort = () => void process.kill();
+  request.signal.addEventListener("abort", abort, { once: true });
+  try {
+    await process.writeStdin(new TextEncoder().encode(request.code));
+    await process.closeStdin();
+    const { exitCode } = await process.exit;
+    if (request.signal.aborted) return { error: null, results: null };
+    let error: ExecutionError | null = null;
+    if (exitCode !== 0) error = await readErrorChannel(driver, errorPath, request);
+    return { error, results: null };
+  } finally {
+    request.signal.removeEventListener("abort", abort);
+  }
+}
+
+async function readErrorChannel(driver: SandboxDriverV1, errorPath: string, request: CodeRequest): Promise<ExecutionError | null> {
+  const chunks: Uint8Array[] = [];
+  const reader = await driver.spawn({
+    command: `cat ${errorPath} 2>/dev/null; rm -f ${errorPath}`,
+    cwd: request.cwd,
+    env: {},
+    stdin: false,
+    onStdout: (chunk) => chunks.push(chunk.slice()),
+    onStderr: () => {},
+  });
+  await reader.exit;
+  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (text.length === 0) return null;
+  try {
+    const parsed = JSON.parse(text) as ExecutionError;
+    return { name: String(parsed.name), value: String(parsed.value), traceback: String(parsed.traceback) };
+  } catch {
+    return null;
+  }
+}

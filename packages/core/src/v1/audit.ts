@@ -1,0 +1,44 @@
+/** How one policy was handled: what the caller asked for, what the backend applied, and how it is enforced. */
+export interface PolicyRecord<Value = unknown> {
+  /** What the caller asked for (after defaults). */
+  readonly requested: Value;
+  /** What the backend actually applied, read back from the backend where it can be. */
+  readonly applied: Value;
+  /** How the applied policy is enforced, in words, for example `"Docker NetworkMode none: only loopback inside"`. */
+  readonly enforcement: string;
+}
+
+/**
+ * What a sandbox is and how each policy is enforced. JSON-serialisable; secret values never appear here
+ * (only secret names).
+ */
+export interface AuditRecord {
+  /** Format version of this record. */
+  readonly specificationVersion: "sbx-audit-v1";
+  /** Backend name, for example `"docker"`. */
+  readonly backend: string;
+  /** Version of the backend itself (engine, service or engine library), as reported by it. */
+  readonly backendVersion: string;
+  /** The sandbox id. */
+  readonly sandboxId: string;
+  /** The target the sandbox was created from, for example `"python:3.12-slim"`. */
+  readonly target: string;
+  /** ISO time the sandbox was created. */
+  readonly createdAt: string;
+  /** ISO time it was killed or disposed, or null while alive. */
+  readonly closedAt: string | null;
+  /** Whether the backend is an isolation boundary. The fake is not. */
+  readonly isolating: boolean;
+  /** Per-policy records. */
+  readonly policies: {
+    readonly network: PolicyRecord;
+    readonly limits: PolicyRecord;
+    readonly mounts: PolicyRecord;
+    readonly user: PolicyRecord;
+    readonly lifetime: PolicyRecord;
+  } & Readonly<Record<string, PolicyRecord>>;
+  /** Names of environment variables and secrets passed in; secret values are never recorded. */
+  readonly environment: { readonly variables: readonly string[]; readonly secrets: readonly string[] };
+  /** Anything else worth knowing, for example engine warnings. */
+  readonly notes: readonly string[];
+}

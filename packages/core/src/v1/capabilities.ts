@@ -1,0 +1,70 @@
+import { z } from "zod";
+
+/**
+ * The capabilities a backend may declare. Each adapter declares a static manifest, fixed for its lifetime;
+ * asking for a capability that is off raises `CapabilityNotSupportedError`, never a silent emulation.
+ */
+export const CAPABILITY_NAMES = [
+  /** Persistent code contexts: `createCodeContext()` and `runCode(code, { contextId })`. */
+  "STATEFUL_CODE",
+  /** Jupyter-style MIME results from the backend's own channel; without it `Execution.results` is `null`. */
+  "RICH_RESULTS",
+  /** `network: { egress: "deny", allow: [...] }`: a host allowlist enforced by the backend. */
+  "EGRESS_ALLOWLIST",
+  /** `commands.start()`: background commands with a handle. */
+  "BACKGROUND_COMMANDS",
+  /** `stdin` for commands and `writeStdin()` on handles. */
+  "STDIN",
+  /** `mounts`: host folders visible inside the sandbox. */
+  "HOST_MOUNTS",
+  /** `connectSandbox(target, id)`: attach to a live sandbox by id from another process. */
+  "RECONNECT",
+  /** `limits` (cpus, memoryMiB, pids) enforced by the backend. */
+  "RESOURCE_LIMITS",
+] as const;
+
+/** One capability name. */
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+
+/** A backend's capability manifest: a flag per capability and the languages `runCode` accepts. */
+export type Capabilities = Readonly<Record<CapabilityName, boolean>> & {
+  /** Languages `runCode` accepts, for example `["python"]`. Empty when `runCode` is unsupported. */
+  readonly languages: readonly string[];
+};
+
+/** zod schema every manifest must pass. */
+export const capabilitiesSchema = z.object({
+  STATEFUL_CODE: z.boolean(),
+  RICH_RESULTS: z.boolean(),
+  EGRESS_ALLOWLIST: z.boolean(),
+  BACKGROUND_COMMANDS: z.boolean(),
+  STDIN: z.boolean(),
+  HOST_MOUNTS: z.boolean(),
+  RECONNECT: z.boolean(),
+  RESOURCE_LIMITS: z.boolean(),
+  languages: z.array(z.string().min(1)).readonly(),
+}).strict();
+
+/**
+ * Builds a frozen manifest. Unlisted capabilities default to off, so a new capability never turns on by accident.
+ * @example defineCapabilities({ STDIN: true, languages: ["python"] })
+ */
+export function defineCapabilities(declared: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] }): Capabilities {
+  const manifest: Record<string, unknown> = { languages: Object.freeze([...(declared.languages ?? [])]) };
+  for (const name of CAPABILITY_NAMES) manifest[name] = declared[name] ?? false;
+  capabilitiesSchema.parse(manifest);
+  return Object.freeze(manifest) as Capabilities;
+}
+
+/**
+ * Returns a copy of `base` with some capabilities turned off (never on). Used by the fake to simulate
+ * a narrower backend, and by wrappers that hide features.
+ */
+export function narrowCapabilities(base: Capabilities, narrowing: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] }): Capabilities {
+  const next: Record<string, unknown> = { ...base };
+  for (const name of CAPABILITY_NAMES) {
+    if (narrowing[name] === false) next[name] = false;
+  }
+  if (narrowing.languages) next.languages = base.languages.filter((language) => narrowing.languages!.includes(language));
+  return defineCapabilities(next as Partial<Record<CapabilityName, boolean>> & { languages: readonly string[] });
+}

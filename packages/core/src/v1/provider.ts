@@ -1,0 +1,161 @@
+import type { PolicyRecord } from "./audit.js";
+import type { Capabilities } from "./capabilities.js";
+import type { ResolvedCreateOptions } from "./options.js";
+import type { ExecutionError, ExecutionResult, FileEntry } from "./sandbox.js";
+
+/** Whether a backend is usable here, and if not, why and how to fix it. */
+export interface BackendStatus {
+  /** Backend name. */
+  readonly backend: string;
+  /** True when a sandbox could be created now. */
+  readonly usable: boolean;
+  /** Why not, when not usable; a short description of what was found when usable. */
+  readonly reason: string;
+  /** What to install or start to make it usable (empty when usable). */
+  readonly remedy: string;
+  /** True for isolation boundaries; false for the fake. */
+  readonly isolating: boolean;
+}
+
+/** What `create()` receives. */
+export interface ProviderCreateRequest {
+  /** The part of the URI after `scheme://`, for example `"python:3.12-slim"`; empty for the provider's default. */
+  readonly target: string;
+  /** Validated options with defaults applied. Core has already refused options needing capabilities the provider lacks. */
+  readonly options: ResolvedCreateOptions;
+  /** Aborts creation; the provider must clean up anything half-made. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A sandbox backend: what an adapter package implements. Core turns the primitives into the full `Sandbox`
+ * (validation, capability checks, timeouts, output caps, path confinement, audit record, typed errors),
+ * so adapters stay small. See docs/writing-an-adapter.md.
+ */
+export interface SandboxProviderV1 {
+  /** Always `"sbx-v1"` for this version of the protocol. */
+  readonly specificationVersion: "sbx-v1";
+  /** Backend name and URI scheme, for example `"docker"`. */
+  readonly backend: string;
+  /** The npm package implementing it, for error messages. */
+  readonly packageName: string;
+  /** Static manifest, fixed for the provider's lifetime. */
+  readonly capabilities: Capabilities;
+  /** True when the backend is an isolation boundary. */
+  readonly isolating: boolean;
+  /** Checks whether the backend can be used now, without creating anything. */
+  detect(options?: { signal?: AbortSignal }): Promise<BackendStatus>;
+  /** Creates a sandbox. Must refuse (throw) rather than run with a weaker policy than requested. */
+  create(request: ProviderCreateRequest): Promise<SandboxDriverV1>;
+  /** Attaches to a live sandbox by id. Present exactly when `RECONNECT` is on. */
+  connect?(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1>;
+}
+
+/** What the provider recorded while creating a sandbox; core adds times, ids and environment names. */
+export interface DriverAudit {
+  /** Backend version as reported by the backend. */
+  readonly backendVersion: string;
+  /** Per-policy records. Must include `network`, `limits`, `mounts`, `user` and `lifetime`. */
+  readonly policies: { network: PolicyRecord; limits: PolicyRecord; mounts: PolicyRecord; user: PolicyRecord; lifetime: PolicyRecord } & Record<string, PolicyRecord>;
+  /** Free-form notes, for example engine warnings. */
+  readonly notes?: readonly string[];
+}
+
+/** A request to start one process. */
+export interface SpawnRequest {
+  /** A shell command line, run with `sh -c` (or the backend's equivalent). */
+  readonly command: string;
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** Environment: sandbox env, secrets and per-command env merged. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Whether stdin should be open for `writeStdin`; when false, stdin is empty/closed. */
+  readonly stdin: boolean;
+  /** Called with each stdout chunk in arrival order. */
+  readonly onStdout: (chunk: Uint8Array) => void;
+  /** Called with each stderr chunk in arrival order. */
+  readonly onStderr: (chunk: Uint8Array) => void;
+}
+
+/** A started process. */
+export interface SpawnedProcess {
+  /** Backend process id. */
+  readonly pid: string;
+  /**
+   * Resolves when the process exits, with its exit code, after every output chunk has been delivered.
+   * Must not wait for end-of-stream if a background child still holds stdout open.
+   */
+  readonly exit: Promise<{ exitCode: number; outOfMemoryKilled?: boolean | null }>;
+  /** Writes to stdin. */
+  writeStdin(data: Uint8Array): Promise<void>;
+  /** Closes stdin. */
+  closeStdin(): Promise<void>;
+  /** Kills the process and every descendant (including ones that called setsid or double-forked). Idempotent. */
+  kill(): Promise<void>;
+}
+
+/** A request to run code. */
+export interface CodeRequest {
+  /** Source code. */
+  readonly code: string;
+  /** A language from the manifest. */
+  readonly language: string;
+  /** A context id from `createCodeContext`, or undefined for a fresh one-shot run. */
+  readonly contextId?: string;
+  /** Environment for the run. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** Called with stdout chunks in order. */
+  readonly onStdout: (text: string) => void;
+  /** Called with stderr chunks in order. */
+  readonly onStderr: (text: string) => void;
+  /** Aborted by core on timeout or caller abort; the driver must stop the run. */
+  readonly signal: AbortSignal;
+}
+
+/** What a driver's `runCode` returns; core adds stdout/stderr and timing. */
+export interface DriverExecution {
+  /** The error the code raised, or null. */
+  readonly error: ExecutionError | null;
+  /** Rich results, or null where the backend has no rich-result channel. */
+  readonly results: readonly ExecutionResult[] | null;
+}
+
+/**
+ * One live sandbox, as an adapter implements it. Paths given to file methods are already normalised by core:
+ * absolute, inside `workspace`, with no `..` segments.
+ */
+export interface SandboxDriverV1 {
+  /** Backend-assigned id. */
+  readonly id: string;
+  /** Absolute workspace path; the files API is confined to it. */
+  readonly workspace: string;
+  /** What was applied and how it is enforced. */
+  readonly audit: DriverAudit;
+  /** Starts a process. */
+  spawn(request: SpawnRequest): Promise<SpawnedProcess>;
+  /**
+   * Runs code. Optional: without it core runs one-shot Python through `spawn` with a structured error channel
+   * (see `runPythonOneShot`). Must exist when `STATEFUL_CODE` is on.
+   */
+  runCode?(request: CodeRequest): Promise<DriverExecution>;
+  /** Creates a persistent code context. Present exactly when `STATEFUL_CODE` is on. */
+  createCodeContext?(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }>;
+  /** Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices, FIFOs, directories or symlinks out of bounds. */
+  readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
+  /** Writes a file from a stream, creating parent directories, replacing any existing file. */
+  writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void>;
+  /** Lists a directory. */
+  list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]>;
+  /** Describes an entry, not following a final symlink. */
+  stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry>;
+  /** Removes a file, or a directory when `recursive`. */
+  remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void>;
+  /** Creates a directory and parents; no error if it exists. */
+  mkdir(path: string, options: { signal?: AbortSignal }): Promise<void>;
+  /** Renames. */
+  rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void>;
+  /** Destroys the sandbox. Idempotent. */
+  destroy(): Promise<void>;
+}

@@ -1,0 +1,201 @@
+import type { AuditRecord } from "./audit.js";
+import type { Capabilities } from "./capabilities.js";
+
+/** Called with decoded text as output arrives, in order. Multi-byte characters split across chunks are kept whole. */
+export type OutputListener = (text: string) => void;
+
+/** Options for `commands.run()` and `commands.start()`. */
+export interface RunCommandOptions {
+  /** Working directory. Default: the sandbox workspace. */
+  cwd?: string;
+  /** Extra environment variables for this command, on top of the sandbox's. */
+  env?: Record<string, string>;
+  /** Bytes or text written to the command's standard input, which is then closed. With `start()`, `true` keeps stdin open for `writeStdin()`. Needs `STDIN`. */
+  stdin?: string | Uint8Array | true;
+  /** Kill the command and every process it started after this many milliseconds, then throw `TimeoutError`. Default: no limit beyond the sandbox lifetime. */
+  timeoutMs?: number;
+  /** Bytes kept per stream; output beyond is dropped (still counted) and `truncated` is set. Default 16 MiB. */
+  outputLimitBytes?: number;
+  /** Streaming standard output. */
+  onStdout?: OutputListener;
+  /** Streaming standard error. */
+  onStderr?: OutputListener;
+  /** Aborting kills the command and every process it started, then rejects with `AbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** What a finished command produced. A non-zero exit code is a result, not an error. */
+export interface CommandResult {
+  /** Exit status; 128 + N when killed by signal N. */
+  readonly exitCode: number;
+  /** Standard output decoded as UTF-8 (invalid bytes become U+FFFD). */
+  readonly stdout: string;
+  /** Standard error decoded as UTF-8. */
+  readonly stderr: string;
+  /** The raw bytes of standard output, up to the limit. */
+  readonly stdoutBytes: Uint8Array;
+  /** The raw bytes of standard error, up to the limit. */
+  readonly stderrBytes: Uint8Array;
+  /** Wall time from start to exit, in milliseconds. */
+  readonly durationMs: number;
+  /** Which streams went past `outputLimitBytes` and were cut. */
+  readonly truncated: { readonly stdout: boolean; readonly stderr: boolean };
+  /** Total bytes the command wrote to each stream, including dropped ones. */
+  readonly totalBytes: { readonly stdout: number; readonly stderr: number };
+  /** True when the backend reports the command was killed by the out-of-memory killer; null when the backend cannot tell. */
+  readonly outOfMemoryKilled: boolean | null;
+}
+
+/** A running background command. */
+export interface CommandHandle {
+  /** Backend process id (as a string; backends differ). */
+  readonly pid: string;
+  /** Resolves with the result when the command exits (also after `kill()`, with the signal's exit code). */
+  wait(): Promise<CommandResult>;
+  /** Kills the command and every process it started. Safe to call twice. */
+  kill(): Promise<void>;
+  /** Writes to standard input; needs `stdin: true` at start. */
+  writeStdin(data: string | Uint8Array): Promise<void>;
+  /** Closes standard input (end of file for the command). */
+  closeStdin(): Promise<void>;
+  /** Standard output as it arrives (bytes up to the limit are kept until read). */
+  readonly stdout: AsyncIterable<string>;
+  /** Standard error as it arrives. */
+  readonly stderr: AsyncIterable<string>;
+}
+
+/** Shell commands in the sandbox. */
+export interface SandboxCommands {
+  /** Runs `command` with the sandbox's shell (`sh -c`) and waits for it to exit. */
+  run(command: string, options?: RunCommandOptions): Promise<CommandResult>;
+  /** Starts `command` in the background and returns a handle. Needs `BACKGROUND_COMMANDS`. */
+  start(command: string, options?: RunCommandOptions): Promise<CommandHandle>;
+}
+
+/** A Jupyter-style rich result: MIME type to data (text, or base64 for binary types). */
+export interface ExecutionResult {
+  /** True for the value of the last expression. */
+  readonly isMainResult: boolean;
+  /** MIME bundle, for example `{ "text/plain": "42", "image/png": "iVBOR..." }`. */
+  readonly data: Readonly<Record<string, string>>;
+}
+
+/** An error raised by the code. */
+export interface ExecutionError {
+  /** Exception class, for example `"ZeroDivisionError"`. */
+  readonly name: string;
+  /** Exception message, for example `"division by zero"`. */
+  readonly value: string;
+  /** The formatted traceback. */
+  readonly traceback: string;
+}
+
+/** What `runCode()` produced. Errors raised by the code are results here, not thrown. */
+export interface Execution {
+  /** Everything the code printed to standard output. */
+  readonly stdout: string;
+  /** Everything printed to standard error. */
+  readonly stderr: string;
+  /** The exception the code raised, or null. */
+  readonly error: ExecutionError | null;
+  /** Rich results from the backend's own channel, or null where the backend has none (`RICH_RESULTS` off). Never parsed from stdout. */
+  readonly results: readonly ExecutionResult[] | null;
+  /** Wall time, in milliseconds. */
+  readonly durationMs: number;
+}
+
+/** Options for `runCode()`. */
+export interface RunCodeOptions {
+  /** Language; default `"python"`. Must be one of `capabilities.languages`. */
+  language?: string;
+  /** Run inside this code context (needs `STATEFUL_CODE`). Without it every call starts fresh. */
+  contextId?: string;
+  /** Time limit in milliseconds; the run is killed and `TimeoutError` thrown. */
+  timeoutMs?: number;
+  /** Streaming standard output. */
+  onStdout?: OutputListener;
+  /** Streaming standard error. */
+  onStderr?: OutputListener;
+  /** Aborts the run. */
+  signal?: AbortSignal;
+}
+
+/** A persistent interpreter: variables, imports and functions survive between `runCode()` calls with its id. */
+export interface CodeContext {
+  /** Pass as `runCode(code, { contextId })`. */
+  readonly id: string;
+  /** The context's language. */
+  readonly language: string;
+}
+
+/** One entry of a directory listing or a stat. */
+export interface FileEntry {
+  /** Base name. */
+  readonly name: string;
+  /** Absolute path inside the sandbox. */
+  readonly path: string;
+  /** Entry type. */
+  readonly type: "file" | "directory" | "symlink" | "other";
+  /** Size in bytes. */
+  readonly size: number;
+  /** Last modification time, when the backend reports it. */
+  readonly modifiedAt: Date | null;
+}
+
+/** Options shared by file operations. */
+export interface FileOperationOptions {
+  /** Aborts the operation. */
+  signal?: AbortSignal;
+}
+
+/** The sandbox's filesystem, confined to its workspace: paths are relative to the workspace or absolute inside it. */
+export interface SandboxFiles {
+  /** Writes a file, creating parent folders. Data may be text, bytes, or a stream (bounded memory). */
+  write(path: string, data: string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, options?: FileOperationOptions): Promise<void>;
+  /** Reads a file as UTF-8 text (default), bytes, or a stream. */
+  read(path: string, options?: FileOperationOptions & { format?: "text" }): Promise<string>;
+  read(path: string, options: FileOperationOptions & { format: "bytes" }): Promise<Uint8Array>;
+  read(path: string, options: FileOperationOptions & { format: "stream" }): Promise<ReadableStream<Uint8Array>>;
+  /** Lists a directory (one level). */
+  list(path: string, options?: FileOperationOptions): Promise<FileEntry[]>;
+  /** Describes one entry; `FileNotFoundError` if missing. */
+  stat(path: string, options?: FileOperationOptions): Promise<FileEntry>;
+  /** True if the path exists. */
+  exists(path: string, options?: FileOperationOptions): Promise<boolean>;
+  /** Removes a file or (with `recursive`) a directory. `FileNotFoundError` if missing. */
+  remove(path: string, options?: FileOperationOptions & { recursive?: boolean }): Promise<void>;
+  /** Creates a directory and its parents. Succeeds if it exists. */
+  mkdir(path: string, options?: FileOperationOptions): Promise<void>;
+  /** Renames or moves a file or directory. */
+  rename(from: string, to: string, options?: FileOperationOptions): Promise<void>;
+  /** Copies a host file into the sandbox, streaming. */
+  upload(hostPath: string, sandboxPath: string, options?: FileOperationOptions): Promise<void>;
+  /** Copies a sandbox file to the host, streaming. */
+  download(sandboxPath: string, hostPath: string, options?: FileOperationOptions): Promise<void>;
+}
+
+/** An isolated place to run untrusted code. Dispose with `await using` or `kill()`. */
+export interface Sandbox extends AsyncDisposable {
+  /** Backend-assigned id; pass to `connectSandbox()` where `RECONNECT` is on. */
+  readonly id: string;
+  /** Backend name, for example `"docker"`. */
+  readonly backend: string;
+  /** The backend's capability manifest, fixed for the sandbox's lifetime. */
+  readonly capabilities: Capabilities;
+  /** Absolute path of the workspace, the default working directory and the root the files API is confined to. */
+  readonly workspace: string;
+  /** Shell commands. */
+  readonly commands: SandboxCommands;
+  /** Runs code. Errors raised by the code are in `Execution.error`, not thrown. */
+  runCode(code: string, options?: RunCodeOptions): Promise<Execution>;
+  /** Creates a persistent code context. Needs `STATEFUL_CODE`. */
+  createCodeContext(options?: { language?: string; signal?: AbortSignal }): Promise<CodeContext>;
+  /** Files in the workspace. */
+  readonly files: SandboxFiles;
+  /** The audit record: what was requested, applied and how it is enforced. */
+  audit(): AuditRecord;
+  /** Whether `kill()` or disposal has happened. */
+  readonly closed: boolean;
+  /** Destroys the sandbox and everything in it. Safe to call more than once. */
+  kill(): Promise<void>;
+}
