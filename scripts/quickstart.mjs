@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Bootstraps the workspace with nothing but Node.js >= 20, then runs the demo, the tests or the benchmarks.
+// Usage: node scripts/quickstart.mjs demo|test|bench [extra arguments]
+// It uses a global pnpm 10 when there is one, and otherwise runs pnpm 10 through npx (no global install needed).
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const PNPM_VERSION = "10.34.8";
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const [task = "test", ...extra] = process.argv.slice(2);
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: process.env, ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function note(message) {
+  process.stderr.write(`[sbx] ${message}\n`);
+}
+
+function findPnpm() {
+  const probe = spawnSync("pnpm", ["--version"], { encoding: "utf8" });
+  if (probe.status === 0 && probe.stdout.trim().startsWith("10.")) return { command: "pnpm", prefix: [] };
+  return { command: "npx", prefix: ["--yes", `pnpm@${PNPM_VERSION}`] };
+}
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 20 || (major === 20 && minor < 18)) {
+  note(`Node.js ${process.versions.node} is too old: sbx needs Node.js 20.18 or newer.`);
+  process.exit(1);
+}
+
+const pnpm = findPnpm();
+const pnpmRun = (args) => run(pnpm.command, [...pnpm.prefix, ...args]);
+
+if (!existsSync(join(root, "node_modules", ".modules.yaml"))) {
+  note("installing dependencies (first run only)");
+  if (pnpmRun(["install", "--frozen-lockfile", "--reporter=silent"]) !== 0) process.exit(1);
+}
+note("building packages");
+if (pnpmRun(["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]) !== 0) process.exit(1);
+
+switch (task) {
+  case "demo":
+    process.exit(run(process.execPath, [join(root, "scripts", "demo.mjs"), ...extra]));
+  case "test":
+    process.exit(pnpmRun(["exec", "vitest", "run", ...extra]));
+  case "bench":
+    process.exit(run(process.execPath, ["--expose-gc", join(root, "bench", "run.mjs"), ...extra]));
+  default:
+    note(`unknown task ${task}: use demo, test or bench`);
+    process.exit(2);
+}
