@@ -1,0 +1,98 @@
+/**
+ * Source of the Python driver copied into every sandbox. One driver process
+ * backs one code context: it reads JSON requests (one per line) on stdin and
+ * writes the code interpreter's NDJSON messages on a private copy of fd 1.
+ * fd 1 itself is pointed at fd 2 so output of subprocesses cannot corrupt the
+ * protocol.
+ */
+export const codeInterpreterDriverSource = String.raw`
+import ast, io, json, os, sys, threading, traceback, datetime
+
+_protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+os.dup2(2, 1)
+_lock = threading.Lock()
+_driver_file = os.path.abspath(__file__)
+
+
+def _emit(message):
+    with _lock:
+        _protocol.write(json.dumps(message) + "\n")
+        _protocol.flush()
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
+class _Stream(io.TextIOBase):
+    def __init__(self, kind):
+        self._kind = kind
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if not isinstance(text, str):
+            text = str(text)
+        if text:
+            _emit({"type": self._kind, "text": text, "timestamp": _now()})
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+
+sys.stdout = _Stream("stdout")
+sys.stderr = _Stream("stderr")
+_namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+_count = 0
+_input = sys.__stdin__
+
+_emit({"type": "ready", "pid": os.getpid()})
+
+for _line in _input:
+    _line = _line.strip()
+    if not _line:
+        continue
+    _request = json.loads(_line)
+    _count += 1
+    _env = _request.get("env_vars") or {}
+    _saved = {key: os.environ.get(key) for key in _env}
+    os.environ.update({key: str(value) for key, value in _env.items()})
+    try:
+        _tree = ast.parse(_request.get("code", ""), "<cell>", "exec")
+        _last = None
+        if _tree.body and isinstance(_tree.body[-1], ast.Expr):
+            _last = ast.Expression(_tree.body.pop().value)
+        exec(compile(_tree, "<cell>", "exec"), _namespace)
+        if _last is not None:
+            _value = eval(compile(_last, "<cell>", "eval"), _namespace)
+            if _value is not None:
+                _namespace["_"] = _value
+                _emit({"type": "result", "is_main_result": True, "text": repr(_value)})
+    except BaseException as _error:
+        _tb = _error.__traceback__
+        while _tb is not None and os.path.abspath(_tb.tb_frame.f_code.co_filename) == _driver_file:
+            _tb = _tb.tb_next
+        _emit({
+            "type": "error",
+            "name": type(_error).__name__,
+            "value": str(_error),
+            "traceback": "".join(traceback.format_exception(type(_error), _error, _tb)),
+        })
+    finally:
+        for _key, _old in _saved.items():
+            if _old is None:
+                os.environ.pop(_key, None)
+            else:
+                os.environ[_key] = _old
+        _emit({"type": "number_of_executions", "execution_count": _count})
+        _emit({"type": "end_of_execution"})
+`;

@@ -1,0 +1,294 @@
+/**
+ * The code interpreter's HTTP API (port 49999): `/execute`, `/contexts`.
+ * Each context is a persistent `python3` driver process (a docker exec with
+ * stdin attached) inside the sandbox, so state persists within a context and
+ * is isolated between contexts.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { readBody } from "./connect-protocol.js";
+import { startExec, type RunningExec } from "./docker-exec.js";
+import { DEFAULT_USER, homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
+import { signalSession } from "./envd-process.js";
+import { codeInterpreterDriverSource } from "./code-interpreter-driver.js";
+
+export { codeInterpreterDriverSource };
+
+/** Where the driver script lives inside the container. */
+export const codeInterpreterDriverPath = "/opt/e2b-emulator/code_interpreter_driver.py";
+
+/** A code interpreter message (one NDJSON line). */
+type InterpreterMessage = { type: string; [field: string]: unknown };
+
+/** Error with an HTTP status, turned into a plain-text response. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One persistent Python process. */
+class CodeContext {
+  readonly id = randomUUID();
+  private running: RunningExec | undefined;
+  private driverPid = 0;
+  private lineBuffer = "";
+  private listener: ((message: InterpreterMessage) => void) | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private startup: Promise<void> | undefined;
+
+  constructor(
+    readonly sandbox: ContainerSandbox,
+    readonly language: string,
+    readonly cwd: string,
+  ) {}
+
+  /** Starts the driver if needed; resolves when it reported ready. */
+  ensureStarted(): Promise<void> {
+    if (!this.startup) this.startup = this.startDriver();
+    return this.startup;
+  }
+
+  private async startDriver(): Promise<void> {
+    let resolveReady!: () => void;
+    let rejectReady!: (error: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      resolveReady = resolve;
+      rejectReady = reject;
+    });
+    this.lineBuffer = "";
+    const stderrBeforeReady: string[] = [];
+    let isReady = false;
+    const running = await startExec(
+      this.sandbox.container,
+      {
+        command: ["python3", "-u", codeInterpreterDriverPath],
+        user: DEFAULT_USER,
+        workingDirectory: this.cwd,
+        environment: { HOME: homeDirectoryOf(DEFAULT_USER), USER: DEFAULT_USER, ...this.sandbox.environment },
+        attachStdin: true,
+      },
+      {
+        onStdout: (chunk) => {
+          this.lineBuffer += chunk.toString("utf8");
+          let newline: number;
+          while ((newline = this.lineBuffer.indexOf("\n")) >= 0) {
+            const line = this.lineBuffer.slice(0, newline);
+            this.lineBuffer = this.lineBuffer.slice(newline + 1);
+            if (!line.trim()) continue;
+            const message = JSON.parse(line) as InterpreterMessage;
+            if (message.type === "ready") {
+              this.driverPid = Number(message.pid);
+              isReady = true;
+              resolveReady();
+            } else this.listener?.(message);
+          }
+        },
+        onStderr: (chunk) => {
+          // Raw fd-level output (e.g. from subprocesses) of the current execution.
+          const text = chunk.toString("utf8");
+          if (!isReady) stderrBeforeReady.push(text);
+          else this.listener?.({ type: "stderr", text, timestamp: new Date().toISOString() });
+        },
+      },
+    );
+    this.running = running;
+    void running.exitCode.then(() => {
+      if (this.running !== running) return;
+      this.running = undefined;
+      this.startup = undefined;
+      if (!isReady) rejectReady(new Error(`python driver failed to start: ${stderrBeforeReady.join("")}`));
+      // A crash mid-execution (e.g. os._exit) still ends the execution cleanly.
+      this.listener?.({ type: "error", name: "KernelDied", value: "the Python process of this context exited", traceback: "" });
+      this.listener?.({ type: "end_of_execution" });
+    });
+    await ready;
+  }
+
+  /** Runs code; messages are passed to `onMessage` until end_of_execution. Executions are serialized. */
+  execute(code: string, environment: Record<string, string> | undefined, onMessage: (message: InterpreterMessage) => void): Promise<void> {
+    const run = async () => {
+      await this.ensureStarted();
+      await new Promise<void>((resolve) => {
+        this.listener = (message) => {
+          onMessage(message);
+          if (message.type === "end_of_execution") {
+            this.listener = undefined;
+            resolve();
+          }
+        };
+        this.running?.connection.write(JSON.stringify({ code, env_vars: environment ?? {} }) + "\n");
+      });
+    };
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Kills the driver process (and anything it spawned). */
+  async stop(): Promise<void> {
+    const running = this.running;
+    const pid = this.driverPid;
+    this.running = undefined;
+    this.startup = undefined;
+    if (!running) return;
+    if (pid && !this.sandbox.gone) await signalSession(this.sandbox, pid, 9).catch(() => undefined);
+    running.detach();
+    if (this.listener) {
+      this.listener({ type: "error", name: "KernelRestarted", value: "the context was restarted or removed", traceback: "" });
+      this.listener({ type: "end_of_execution" });
+    }
+  }
+
+  /** Context JSON as the code interpreter returns it. */
+  toJSON(): { id: string; language: string; cwd: string } {
+    return { id: this.id, language: this.language, cwd: this.cwd };
+  }
+}
+
+/** The code contexts of one sandbox. */
+export class CodeContextRegistry {
+  private readonly contexts = new Map<string, CodeContext>();
+  private defaultContext: CodeContext | undefined;
+
+  constructor(readonly sandbox: ContainerSandbox) {}
+
+  create(language: string | undefined, cwd: string | undefined): CodeContext {
+    const context = new CodeContext(this.sandbox, checkLanguage(language), cwd || homeDirectoryOf(DEFAULT_USER));
+    this.contexts.set(context.id, context);
+    return context;
+  }
+
+  get(id: string): CodeContext {
+    const context = this.contexts.get(id);
+    if (!context) throw new HttpError(404, `context ${id} not found`);
+    return context;
+  }
+
+  /** The context used when /execute gets no context_id. */
+  getDefault(): CodeContext {
+    if (!this.defaultContext) {
+      this.defaultContext = this.create("python", undefined);
+    }
+    return this.defaultContext;
+  }
+
+  async remove(id: string): Promise<void> {
+    const context = this.get(id);
+    this.contexts.delete(id);
+    if (this.defaultContext === context) this.defaultContext = undefined;
+    await context.stop();
+  }
+
+  list(): CodeContext[] {
+    return [...this.contexts.values()];
+  }
+
+  /** Called when the sandbox dies. */
+  closeAll(): void {
+    for (const context of this.contexts.values()) void context.stop();
+    this.contexts.clear();
+  }
+}
+
+function checkLanguage(language: string | undefined | null): string {
+  const normalized = (language ?? "python").toLowerCase();
+  if (normalized !== "python" && normalized !== "python3") {
+    throw new HttpError(
+      400,
+      `language ${JSON.stringify(language)} is not supported: the E2B emulator's code interpreter only runs python`,
+    );
+  }
+  return "python";
+}
+
+async function readJson<T>(request: IncomingMessage): Promise<T> {
+  const text = (await readBody(request)).toString("utf8");
+  try {
+    return (text ? JSON.parse(text) : {}) as T;
+  } catch {
+    throw new HttpError(400, "request body is not valid JSON");
+  }
+}
+
+function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}
+
+/** Handles one request routed to port 49999 of a sandbox. */
+export async function handleCodeInterpreterRequest(
+  sandbox: ContainerSandbox,
+  url: URL,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const registry = sandbox.codeContexts;
+  const method = request.method ?? "GET";
+  const segments = url.pathname.split("/").filter(Boolean);
+  try {
+    if (method === "GET" && url.pathname === "/health") {
+      response.writeHead(200, { "content-type": "text/plain" });
+      response.end("OK");
+      return;
+    }
+    if (method === "POST" && url.pathname === "/execute") {
+      const body = await readJson<{ code?: string; context_id?: string; language?: string; env_vars?: Record<string, string> }>(request);
+      if (body.context_id && body.language) throw new HttpError(400, "provide context_id or language, not both");
+      let context: CodeContext;
+      if (body.context_id) context = registry.get(body.context_id);
+      else {
+        checkLanguage(body.language);
+        context = registry.getDefault();
+      }
+      await context.ensureStarted();
+      response.writeHead(200, { "content-type": "application/x-ndjson" });
+      await context.execute(body.code ?? "", body.env_vars, (message) => {
+        if (!response.destroyed) response.write(JSON.stringify(message) + "\n");
+      });
+      response.end();
+      return;
+    }
+    if (segments[0] === "contexts") {
+      if (method === "POST" && segments.length === 1) {
+        const body = await readJson<{ language?: string; cwd?: string }>(request);
+        const context = registry.create(body.language, body.cwd);
+        await context.ensureStarted();
+        sendJson(response, 200, context.toJSON());
+        return;
+      }
+      if (method === "GET" && segments.length === 1) {
+        sendJson(response, 200, registry.list().map((context) => context.toJSON()));
+        return;
+      }
+      if (method === "DELETE" && segments.length === 2) {
+        await registry.remove(segments[1]!);
+        response.writeHead(204);
+        response.end();
+        return;
+      }
+      if (method === "POST" && segments.length === 3 && segments[2] === "restart") {
+        const context = registry.get(segments[1]!);
+        await context.stop();
+        await context.ensureStarted();
+        response.writeHead(204);
+        response.end();
+        return;
+      }
+    }
+    throw new HttpError(404, `no code interpreter route ${method} ${url.pathname}`);
+  } catch (error) {
+    const status = error instanceof HttpError ? error.status : 500;
+    const message = error instanceof Error ? error.message : String(error);
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    response.writeHead(status, { "content-type": "text/plain" });
+    response.end(message);
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * envd's `filesystem.Filesystem` service (Stat, MakeDir, Move, ListDir,
+ * Remove) and the plain-HTTP `/files` endpoints, implemented with short
+ * `docker exec` calls run as the requesting user so ownership and
+ * permissions behave like in E2B.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { posix } from "node:path";
+import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { runExec, startExec } from "./docker-exec.js";
+import { homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
+import { ConnectProtocolError, readRequestMessage, sendUnaryResponse, type ConnectErrorCode } from "./connect-protocol.js";
+import { userFromRequest } from "./envd-authentication.js";
+
+/** `EntryInfo` JSON as envd returns it (`type`: 1 file, 2 directory, 3 symlink). */
+export interface EntryInfo {
+  name: string;
+  type: number;
+  path: string;
+  size: string;
+  mode: number;
+  permissions: string;
+  owner: string;
+  group: string;
+  modifiedTime: string;
+  symlinkTarget?: string;
+}
+
+/** GNU find -printf format: type, size, octal mode, symbolic mode, owner, group, mtime, link target, path. */
+const FIND_FORMAT = "%y\\t%s\\t%m\\t%M\\t%u\\t%g\\t%T@\\t%l\\t%p\\0";
+
+/** Exit codes used by the helper scripts, mapped to Connect codes. */
+const EXIT_CODE_ERRORS: Record<number, ConnectErrorCode> = {
+  2: "not_found",
+  3: "invalid_argument",
+  13: "permission_denied",
+  17: "already_exists",
+};
+
+/** Resolves a path the way envd does: relative paths are relative to the user's home. */
+export function resolveSandboxPath(path: string | undefined | null, user: string): string {
+  if (!path) throw new ConnectProtocolError("invalid_argument", "path is required");
+  const expanded = path === "~" || path.startsWith("~/") ? homeDirectoryOf(user) + path.slice(1) : path;
+  return posix.resolve(homeDirectoryOf(user), expanded);
+}
+
+function parseFindOutput(output: string): EntryInfo[] {
+  return output
+    .split("\0")
+    .filter((record) => record.length > 0)
+    .map((record) => {
+      const [type, size, octalMode, permissions, owner, group, modified, linkTarget, ...pathParts] = record.split("\t");
+      const path = pathParts.join("\t");
+      const seconds = Number(modified);
+      return {
+        name: posix.basename(path),
+        type: type === "d" ? 2 : type === "l" ? 3 : 1,
+        path,
+        size: size ?? "0",
+        mode: parseInt(octalMode ?? "0", 8),
+        permissions: permissions ?? "",
+        owner: owner ?? "",
+        group: group ?? "",
+        modifiedTime: new Date(Math.floor(seconds * 1000)).toISOString(),
+        ...(type === "l" && linkTarget ? { symlinkTarget: linkTarget } : {}),
+      };
+    });
+}
+
+/** Runs a helper script as the user and maps failures to Connect errors. */
+async function runFilesystemScript(sandbox: ContainerSandbox, user: string, script: string, args: string[]): Promise<string> {
+  const result = await runExec(sandbox.container, {
+    command: ["/bin/sh", "-c", script, "e2b-filesystem", ...args],
+    user,
+    workingDirectory: "/",
+  });
+  if (result.exitCode === 0) return result.stdout.toString("utf8");
+  const message = result.stderr.toString("utf8").trim() || `exit status ${result.exitCode}`;
+  const code =
+    EXIT_CODE_ERRORS[result.exitCode] ?? (/permission denied/i.test(message) ? "permission_denied" : "internal");
+  throw new ConnectProtocolError(code, message);
+}
+
+const EXISTS_CHECK = `[ -e "$1" ] || [ -L "$1" ] || { echo "no such file or directory: $1" >&2; exit 2; }`;
+
+async function statEntry(sandbox: ContainerSandbox, user: string, path: string): Promise<EntryInfo> {
+  const output = await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; exec find "$1" -maxdepth 0 -printf '${FIND_FORMAT}'`, [path]);
+  const entry = parseFindOutput(output)[0];
+  if (!entry) throw new ConnectProtocolError("not_found", `no such file or directory: ${path}`);
+  return entry;
+}
+
+/** Handles `POST /filesystem.Filesystem/<method>`. */
+export async function handleFilesystemService(
+  sandbox: ContainerSandbox,
+  method: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const user = userFromRequest(request);
+  switch (method) {
+    case "Stat": {
+      const message = await readRequestMessage<{ path?: string }>(request);
+      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, resolveSandboxPath(message.path, user)) });
+      return;
+    }
+    case "MakeDir": {
+      const message = await readRequestMessage<{ path?: string }>(request);
+      const path = resolveSandboxPath(message.path, user);
+      await runFilesystemScript(
+        sandbox,
+        user,
+        `if [ -e "$1" ]; then echo "path already exists: $1" >&2; exit 17; fi; mkdir -p -- "$1"`,
+        [path],
+      );
+      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, path) });
+      return;
+    }
+    case "Move": {
+      const message = await readRequestMessage<{ source?: string; destination?: string }>(request);
+      const source = resolveSandboxPath(message.source, user);
+      const destination = resolveSandboxPath(message.destination, user);
+      await runFilesystemScript(
+        sandbox,
+        user,
+        `${EXISTS_CHECK}; mkdir -p -- "$(dirname -- "$2")" && mv -T -- "$1" "$2"`,
+        [source, destination],
+      );
+      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, destination) });
+      return;
+    }
+    case "ListDir": {
+      const message = await readRequestMessage<{ path?: string; depth?: number }>(request);
+      const path = resolveSandboxPath(message.path, user);
+      const depth = Math.max(1, Number(message.depth ?? 1) || 1);
+      const output = await runFilesystemScript(
+        sandbox,
+        user,
+        `${EXISTS_CHECK}; [ -d "$1" ] || { echo "path is not a directory: $1" >&2; exit 3; }; ` +
+          `exec find "$1" -mindepth 1 -maxdepth "$2" -printf '${FIND_FORMAT}'`,
+        [path, String(depth)],
+      );
+      sendUnaryResponse(response, { entries: parseFindOutput(output) });
+      return;
+    }
+    case "Remove": {
+      const message = await readRequestMessage<{ path?: string }>(request);
+      await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; rm -rf -- "$1"`, [resolveSandboxPath(message.path, user)]);
+      sendUnaryResponse(response, {});
+      return;
+    }
+    default:
+      throw new ConnectProtocolError(
+        "unimplemented",
+        `filesystem.Filesystem/${method} is not supported by the E2B emulator (no WatchDir/watchers)`,
+      );
+  }
+}
+
+/** Sends an envd REST error: JSON `{code, message}`. */
+export function sendRestError(response: ServerResponse, status: number, message: string): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const body = JSON.stringify({ code: status, message });
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}
+
+const READ_FILE_SCRIPT = `
+${EXISTS_CHECK}
+[ -d "$1" ] && { echo "path is a directory: $1" >&2; exit 3; }
+[ -r "$1" ] || { echo "permission denied: $1" >&2; exit 13; }
+stat -L -c %s -- "$1" && exec cat -- "$1"
+`;
+
+const REST_STATUS: Record<number, number> = { 2: 404, 3: 400, 13: 403 };
+
+/** `GET /files?path=&username=`: streams the file, with Content-Length, without buffering it. */
+export async function handleReadFile(sandbox: ContainerSandbox, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const user = userFromRequest(request, url.searchParams.get("username"));
+  const path = resolveSandboxPath(url.searchParams.get("path"), user);
+  let header: Buffer = Buffer.alloc(0);
+  let headerDone = false;
+  const stderr: Buffer[] = [];
+  const running = await startExec(
+    sandbox.container,
+    { command: ["/bin/sh", "-c", READ_FILE_SCRIPT, "e2b-read", path], user, workingDirectory: "/" },
+    {
+      onStdout: (chunk) => {
+        if (headerDone) {
+          if (!response.write(chunk)) {
+            running.pause();
+            response.once("drain", () => running.resume());
+          }
+          return;
+        }
+        header = Buffer.concat([header, chunk]);
+        const newline = header.indexOf(10);
+        if (newline < 0) return;
+        headerDone = true;
+        const size = header.subarray(0, newline).toString("utf8").trim();
+        response.writeHead(200, { "content-type": "application/octet-stream", "content-length": size });
+        const rest = header.subarray(newline + 1);
+        if (rest.length > 0) response.write(rest);
+      },
+      onStderr: (chunk) => stderr.push(Buffer.from(chunk)),
+    },
+  );
+  response.on("close", () => {
+    if (!response.writableFinished) running.detach();
+  });
+  const exitCode = await running.exitCode;
+  await running.outputEnded;
+  if (exitCode !== 0 || !headerDone) {
+    const message = Buffer.concat(stderr).toString("utf8").trim() || `exit status ${exitCode}`;
+    sendRestError(response, REST_STATUS[exitCode] ?? (/permission denied/i.test(message) ? 403 : 500), message);
+    return;
+  }
+  response.end();
+}
+
+const WRITE_FILE_SCRIPT = `mkdir -p -- "$(dirname -- "$1")" && cat > "$1"`;
+
+/** Streams `data` into a file inside the container as `user`. */
+async function writeFileFromStream(sandbox: ContainerSandbox, user: string, path: string, data: Readable): Promise<void> {
+  const stderr: Buffer[] = [];
+  const running = await startExec(
+    sandbox.container,
+    { command: ["/bin/sh", "-c", WRITE_FILE_SCRIPT, "e2b-write", path], user, workingDirectory: "/", attachStdin: true },
+    { onStdout: () => undefined, onStderr: (chunk) => stderr.push(Buffer.from(chunk)) },
+  );
+  await new Promise<void>((resolve, reject) => {
+    data.on("error", reject);
+    running.connection.on("error", reject);
+    data.on("end", resolve);
+    data.pipe(running.connection, { end: false });
+  });
+  running.closeStdin();
+  const exitCode = await running.exitCode;
+  running.detach();
+  if (exitCode !== 0) {
+    const message = Buffer.concat(stderr).toString("utf8").trim() || `exit status ${exitCode}`;
+    throw Object.assign(new Error(message), { status: /permission denied/i.test(message) ? 403 : 500 });
+  }
+}
+
+/**
+ * `POST /files`: `application/octet-stream` bodies (optionally gzip) are streamed
+ * into the container; `multipart/form-data` bodies (field `file`, filename is the
+ * path when the query has none) are parsed in memory.
+ */
+export async function handleWriteFiles(sandbox: ContainerSandbox, url: URL, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const user = userFromRequest(request, url.searchParams.get("username"));
+  const queryPath = url.searchParams.get("path");
+  const contentType = request.headers["content-type"] ?? "";
+  const written: Array<{ name: string; type: "file"; path: string }> = [];
+  try {
+    if (contentType.startsWith("multipart/form-data")) {
+      const form = await new Request("http://emulator/files", {
+        method: "POST",
+        headers: { "content-type": contentType },
+        body: Readable.toWeb(request) as ReadableStream,
+        duplex: "half",
+      } as RequestInit).formData();
+      for (const value of form.getAll("file")) {
+        if (typeof value === "string") continue;
+        const path = resolveSandboxPath(queryPath || value.name, user);
+        await writeFileFromStream(sandbox, user, path, Readable.fromWeb(value.stream() as never));
+        written.push({ name: posix.basename(path), type: "file", path });
+      }
+    } else {
+      const path = resolveSandboxPath(queryPath, user);
+      const encoding = request.headers["content-encoding"];
+      const body: Readable = encoding === "gzip" ? request.pipe(createGunzip()) : request;
+      await writeFileFromStream(sandbox, user, path, body);
+      written.push({ name: posix.basename(path), type: "file", path });
+    }
+  } catch (error) {
+    const status = error instanceof ConnectProtocolError ? 400 : ((error as { status?: number }).status ?? 500);
+    sendRestError(response, status, error instanceof Error ? error.message : String(error));
+    return;
+  }
+  const body = JSON.stringify(written);
+  response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  response.end(body);
+}

@@ -1,0 +1,353 @@
+/**
+ * envd's `process.Process` service: commands run with `docker exec` inside the
+ * sandbox container, one exec per command. Each exec is its own session
+ * (Docker makes the exec'd process a session leader), so the reported pid is
+ * also the session id and killing the session kills every descendant, even
+ * double-forked ones.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { startExec, runExec, type RunningExec } from "./docker-exec.js";
+import type { ContainerSandbox } from "./container-sandbox.js";
+import { homeDirectoryOf } from "./container-sandbox.js";
+import {
+  ConnectProtocolError,
+  ServerStream,
+  readRequestMessage,
+  sendUnaryResponse,
+  toConnectError,
+} from "./connect-protocol.js";
+import { userFromRequest } from "./envd-authentication.js";
+
+/** `ProcessConfig` of envd. */
+export interface ProcessConfig {
+  cmd: string;
+  args?: string[];
+  envs?: Record<string, string>;
+  cwd?: string;
+}
+
+/** A `ProcessEvent.event` value as JSON. */
+type ProcessEventPayload =
+  | { start: { pid: number } }
+  | { data: { stdout: string } | { stderr: string } }
+  | { end: { exitCode: number; exited: boolean; status: string; error?: string } }
+  | { keepalive: Record<string, never> };
+
+type Subscriber = (payload: ProcessEventPayload) => void;
+
+/** `ProcessSelector` JSON: `{pid}` or `{tag}`. */
+interface ProcessSelector {
+  pid?: number;
+  tag?: string;
+}
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGNAL_SIGKILL: 9, SIGNAL_SIGTERM: 15, SIGKILL: 9, SIGTERM: 15 };
+
+/** Turns the SDK's signal (enum name or number) into a number. */
+export function signalNumber(signal: unknown): number {
+  if (typeof signal === "number" && Number.isInteger(signal) && signal > 0) return signal;
+  if (typeof signal === "string") {
+    if (/^\d+$/.test(signal)) return Number(signal);
+    const known = SIGNAL_NUMBERS[signal];
+    if (known) return known;
+  }
+  throw new ConnectProtocolError("invalid_argument", `unsupported signal ${JSON.stringify(signal)}`);
+}
+
+/**
+ * Bash script run as root that signals a whole session: the process group and
+ * every process whose session id matches (catches children that changed group).
+ */
+const KILL_SESSION_SCRIPT = `
+signal="$1"; session="$2"
+kill -s "$signal" -- "-$session" 2>/dev/null
+for directory in /proc/[0-9]*; do
+  read -r line < "$directory/stat" 2>/dev/null || continue
+  rest="\${line##*) }"
+  set -- $rest
+  if [ "$4" = "$session" ] || [ "$3" = "$session" ]; then kill -s "$signal" "\${directory#/proc/}" 2>/dev/null; fi
+done
+exit 0
+`;
+
+/** Signals every process of a session inside the container. */
+export async function signalSession(sandbox: ContainerSandbox, sessionId: number, signal: number): Promise<void> {
+  await runExec(sandbox.container, {
+    command: ["/bin/bash", "-c", KILL_SESSION_SCRIPT, "e2b-emulator-kill", String(signal), String(sessionId)],
+    user: "root",
+  });
+}
+
+/** A command started through `Start`, alive until its exec exits. */
+export class ManagedProcess {
+  pid = 0;
+  /** True once the exec exited and the end event was published. */
+  exited = false;
+  private readonly subscribers = new Set<Subscriber>();
+  private buffered: ProcessEventPayload[] | undefined = [];
+  private running: RunningExec | undefined;
+  private signalSent: number | undefined;
+  private blockedSubscribers = 0;
+
+  constructor(
+    readonly registry: ProcessRegistry,
+    readonly config: ProcessConfig,
+    readonly tag: string | undefined,
+    readonly stdinEnabled: boolean,
+  ) {}
+
+  /** Starts the exec; resolves once the pid is known. */
+  async start(user: string): Promise<void> {
+    const sandbox = this.registry.sandbox;
+    let pidLine: Buffer = Buffer.alloc(0);
+    let pidKnown = false;
+    const earlyStderr: Buffer[] = [];
+    let resolvePid!: () => void;
+    let rejectPid!: (error: Error) => void;
+    const pidReady = new Promise<void>((resolve, reject) => {
+      resolvePid = resolve;
+      rejectPid = reject;
+    });
+    this.running = await startExec(
+      sandbox.container,
+      {
+        // The wrapper prints its pid (== session id, Docker execs are session leaders) then becomes the command.
+        command: ["/bin/sh", "-c", 'echo "$$"; exec "$@"', "e2b-process", this.config.cmd, ...(this.config.args ?? [])],
+        user,
+        workingDirectory: this.config.cwd || homeDirectoryOf(user),
+        environment: {
+          HOME: homeDirectoryOf(user),
+          USER: user,
+          ...sandbox.environment,
+          ...(this.config.envs ?? {}),
+        },
+        attachStdin: this.stdinEnabled,
+      },
+      {
+        onStdout: (chunk) => {
+          if (pidKnown) return this.publish({ data: { stdout: chunk.toString("base64") } });
+          pidLine = Buffer.concat([pidLine, chunk]);
+          const newline = pidLine.indexOf(10);
+          if (newline < 0) return;
+          this.pid = Number(pidLine.subarray(0, newline).toString("utf8").trim());
+          pidKnown = true;
+          resolvePid();
+          const rest = pidLine.subarray(newline + 1);
+          if (rest.length > 0) this.publish({ data: { stdout: rest.toString("base64") } });
+        },
+        onStderr: (chunk) => {
+          if (!pidKnown) earlyStderr.push(Buffer.from(chunk));
+          else this.publish({ data: { stderr: chunk.toString("base64") } });
+        },
+      },
+    );
+    const running = this.running;
+    void running.exitCode.then(async (exitCode) => {
+      if (!pidKnown) {
+        const message = Buffer.concat(earlyStderr).toString("utf8").trim();
+        rejectPid(new ConnectProtocolError("internal", `failed to start process (exit ${exitCode}): ${message}`));
+        return;
+      }
+      // Give trailing output a moment; a background child may keep stdout open forever.
+      await Promise.race([running.outputEnded, new Promise((resolve) => setTimeout(resolve, 100))]);
+      running.detach();
+      this.finish(exitCode);
+    });
+    await pidReady;
+  }
+
+  private finish(exitCode: number): void {
+    const killedBySignal =
+      this.signalSent !== undefined && (exitCode === 128 + this.signalSent || exitCode === this.signalSent);
+    const end = killedBySignal
+      ? { exitCode: -1, exited: false, status: this.signalSent === 9 ? "signal: killed" : "signal: terminated" }
+      : { exitCode, exited: true, status: `exit status ${exitCode}` };
+    this.exited = true;
+    this.registry.forget(this);
+    this.publish({ end });
+    this.subscribers.clear();
+  }
+
+  private publish(payload: ProcessEventPayload): void {
+    if (this.buffered) {
+      this.buffered.push(payload);
+      return;
+    }
+    for (const subscriber of this.subscribers) subscriber(payload);
+  }
+
+  /** Streams this process' events to a Connect response (first frame `start`). */
+  attach(stream: ServerStream): void {
+    stream.send({ event: { start: { pid: this.pid } } });
+    const subscriber: Subscriber = (payload) => {
+      const writable = stream.send({ event: payload });
+      if ("end" in payload) {
+        stream.end();
+        return;
+      }
+      if (!writable && this.running) {
+        this.blockedSubscribers++;
+        this.running.pause();
+        void stream.waitForDrain().then(() => {
+          this.blockedSubscribers--;
+          if (this.blockedSubscribers === 0) this.running?.resume();
+        });
+      }
+    };
+    this.subscribers.add(subscriber);
+    // Disconnecting only unsubscribes: the process keeps running, like envd.
+    stream.onClose(() => this.subscribers.delete(subscriber));
+    const buffered = this.buffered;
+    this.buffered = undefined;
+    for (const payload of buffered ?? []) subscriber(payload);
+  }
+
+  /** Stops buffering events when nobody attached (e.g. the Start caller vanished). */
+  releaseBuffer(): void {
+    this.buffered = undefined;
+  }
+
+  /** Writes to the process' stdin. */
+  writeStdin(data: Buffer): void {
+    if (!this.stdinEnabled || !this.running) {
+      throw new ConnectProtocolError("failed_precondition", "stdin is not enabled for this process (start it with stdin: true)");
+    }
+    this.running.connection.write(data);
+  }
+
+  /** Sends EOF to the process' stdin. */
+  closeStdin(): void {
+    if (!this.stdinEnabled || !this.running) {
+      throw new ConnectProtocolError("failed_precondition", "stdin is not enabled for this process");
+    }
+    this.running.closeStdin();
+  }
+
+  /** Signals the whole session of the process. */
+  async signal(signal: number): Promise<void> {
+    this.signalSent = signal;
+    await signalSession(this.registry.sandbox, this.pid, signal);
+  }
+
+  /** Ends streams without waiting for Docker (sandbox killed). */
+  abandon(): void {
+    this.running?.detach();
+  }
+
+  /** `ProcessInfo` JSON. */
+  toProcessInfo(): { config: ProcessConfig; pid: number; tag?: string } {
+    return {
+      config: { cmd: this.config.cmd, args: this.config.args ?? [], envs: this.config.envs ?? {}, cwd: this.config.cwd },
+      pid: this.pid,
+      ...(this.tag ? { tag: this.tag } : {}),
+    };
+  }
+}
+
+/** The running commands of one sandbox. */
+export class ProcessRegistry {
+  private readonly processes = new Map<number, ManagedProcess>();
+
+  constructor(readonly sandbox: ContainerSandbox) {}
+
+  /** Forgets an exited process. */
+  forget(process: ManagedProcess): void {
+    if (this.processes.get(process.pid) === process) this.processes.delete(process.pid);
+  }
+
+  add(process: ManagedProcess): void {
+    this.processes.set(process.pid, process);
+  }
+
+  /** Finds a process by `{pid}` or `{tag}`, or throws not_found. */
+  find(selector: ProcessSelector | undefined): ManagedProcess {
+    if (selector?.pid !== undefined) {
+      const process = this.processes.get(Number(selector.pid));
+      if (process) return process;
+      throw new ConnectProtocolError("not_found", `process with pid ${selector.pid} not found`);
+    }
+    if (selector?.tag !== undefined) {
+      for (const process of this.processes.values()) if (process.tag === selector.tag) return process;
+      throw new ConnectProtocolError("not_found", `process with tag ${selector.tag} not found`);
+    }
+    throw new ConnectProtocolError("invalid_argument", "process selector needs pid or tag");
+  }
+
+  list(): ManagedProcess[] {
+    return [...this.processes.values()];
+  }
+
+  /** Called when the sandbox dies. */
+  closeAll(): void {
+    for (const process of this.processes.values()) process.abandon();
+  }
+}
+
+function keepaliveSeconds(request: IncomingMessage): number {
+  const value = Number(request.headers["keepalive-ping-interval"]);
+  return Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/** Handles `POST /process.Process/<method>`. */
+export async function handleProcessService(
+  sandbox: ContainerSandbox,
+  method: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const registry = sandbox.processes;
+  switch (method) {
+    case "Start": {
+      const message = await readRequestMessage<{ process?: ProcessConfig; pty?: unknown; tag?: string; stdin?: boolean }>(request);
+      if (message.pty) throw new ConnectProtocolError("unimplemented", "PTY is not supported by the E2B emulator");
+      if (!message.process?.cmd) throw new ConnectProtocolError("invalid_argument", "process.cmd is required");
+      const process = new ManagedProcess(registry, message.process, message.tag, message.stdin === true);
+      await process.start(userFromRequest(request));
+      if (!process.exited) registry.add(process);
+      if (response.destroyed) {
+        process.releaseBuffer();
+        return;
+      }
+      const stream = new ServerStream(response, { event: { keepalive: {} } }, keepaliveSeconds(request));
+      process.attach(stream);
+      return;
+    }
+    case "Connect": {
+      const message = await readRequestMessage<{ process?: ProcessSelector }>(request);
+      const stream = new ServerStream(response, { event: { keepalive: {} } }, keepaliveSeconds(request));
+      try {
+        registry.find(message.process).attach(stream);
+      } catch (error) {
+        stream.end(toConnectError(error));
+      }
+      return;
+    }
+    case "List":
+      await readRequestMessage(request);
+      sendUnaryResponse(response, { processes: registry.list().map((process) => process.toProcessInfo()) });
+      return;
+    case "SendInput": {
+      const message = await readRequestMessage<{ process?: ProcessSelector; input?: { stdin?: string; pty?: string } }>(request);
+      const process = registry.find(message.process);
+      if (message.input?.pty !== undefined) throw new ConnectProtocolError("unimplemented", "PTY is not supported by the E2B emulator");
+      process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
+      sendUnaryResponse(response, {});
+      return;
+    }
+    case "CloseStdin": {
+      const message = await readRequestMessage<{ process?: ProcessSelector }>(request);
+      registry.find(message.process).closeStdin();
+      sendUnaryResponse(response, {});
+      return;
+    }
+    case "SendSignal": {
+      const message = await readRequestMessage<{ process?: ProcessSelector; signal?: unknown }>(request);
+      const process = registry.find(message.process);
+      await process.signal(signalNumber(message.signal));
+      sendUnaryResponse(response, {});
+      return;
+    }
+    default:
+      throw new ConnectProtocolError("unimplemented", `process.Process/${method} is not supported by the E2B emulator`);
+  }
+}
