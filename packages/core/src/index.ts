@@ -3,6 +3,7 @@ export * from "./v1/capabilities.js";
 export * from "./v1/backend-registry.js";
 export * from "./v1/options.js";
 export type * from "./v1/audit.js";
+export { auditRecordSchema } from "./v1/audit.js";
 export type * from "./v1/sandbox.js";
 export type * from "./v1/provider.js";
 export { createSandbox, connectSandbox, detectBackends, registerProvider, loadProvider, checkProvider, parseTarget, AUTO_PREFERENCE_ORDER, type SandboxProviderFactory } from "./runtime/resolve-backend.js";

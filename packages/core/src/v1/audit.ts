@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** How one policy was handled: what the caller asked for, what the backend applied, and how it is enforced. */
 export interface PolicyRecord<Value = unknown> {
   /** What the caller asked for (after defaults). */
@@ -42,3 +44,26 @@ export interface AuditRecord {
   /** Anything else worth knowing, for example engine warnings. */
   readonly notes: readonly string[];
 }
+
+const policyRecordSchema = z.object({ requested: z.unknown(), applied: z.unknown(), enforcement: z.string().min(1) });
+
+/** zod schema of `AuditRecord`: what the contract suite checks every backend's audit record against. */
+export const auditRecordSchema = z.object({
+  specificationVersion: z.literal("sbx-audit-v1"),
+  backend: z.string().min(1),
+  backendVersion: z.string().min(1),
+  sandboxId: z.string().min(1),
+  target: z.string(),
+  createdAt: z.iso.datetime(),
+  closedAt: z.iso.datetime().nullable(),
+  isolating: z.boolean(),
+  policies: z.object({
+    network: policyRecordSchema,
+    limits: policyRecordSchema,
+    mounts: policyRecordSchema,
+    user: policyRecordSchema,
+    lifetime: policyRecordSchema,
+  }).catchall(policyRecordSchema),
+  environment: z.object({ variables: z.array(z.string()), secrets: z.array(z.string()) }),
+  notes: z.array(z.string()),
+});
