@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import {
+  AbortedError,
+  BackendUnavailableError,
+  CapabilityNotSupportedError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  isSbxError,
+  OutOfMemoryError,
+  PathError,
+  PolicyNotEnforcedError,
+  ProviderError,
+  SandboxClosedError,
+  SandboxNotFoundError,
+  SbxError,
+  TimeoutError,
+  UnsupportedSpecificationError,
+} from "../src/index.ts";
+
+describe("error classes", () => {
+  const cases: Array<[string, SbxError, string, string]> = [
+    ["CapabilityNotSupportedError", new CapabilityNotSupportedError({ capability: "STDIN", backend: "x", supportedBy: ["docker"] }), "SBX_CAPABILITY_NOT_SUPPORTED", "CapabilityNotSupportedError"],
+    ["BackendUnavailableError", new BackendUnavailableError({ backend: "x", remedy: "start it", message: "m" }), "SBX_BACKEND_UNAVAILABLE", "BackendUnavailableError"],
+    ["InvalidArgumentError", new InvalidArgumentError({ field: "f", message: "m" }), "SBX_INVALID_ARGUMENT", "InvalidArgumentError"],
+    ["SandboxNotFoundError", new SandboxNotFoundError({ sandboxId: "s", message: "m" }), "SBX_SANDBOX_NOT_FOUND", "SandboxNotFoundError"],
+    ["SandboxClosedError", new SandboxClosedError({ sandboxId: "s", operation: "run a command" }), "SBX_SANDBOX_CLOSED", "SandboxClosedError"],
+    ["TimeoutError", new TimeoutError({ timeoutMs: 5, killed: true, message: "m" }), "SBX_TIMEOUT", "TimeoutError"],
+    ["AbortedError", new AbortedError(), "SBX_ABORTED", "AbortError"],
+    ["FileNotFoundError", new FileNotFoundError({ path: "/workspace/a" }), "SBX_FILE_NOT_FOUND", "FileNotFoundError"],
+    ["PathError", new PathError({ path: "../a", reason: "escapes-workspace" }), "SBX_PATH", "PathError"],
+    ["ProviderError", new ProviderError({ message: "m" }), "SBX_PROVIDER", "ProviderError"],
+    ["PolicyNotEnforcedError", new PolicyNotEnforcedError({ policy: "limits.memoryMiB", message: "m" }), "SBX_POLICY_NOT_ENFORCED", "PolicyNotEnforcedError"],
+    ["OutOfMemoryError", new OutOfMemoryError({ memoryMiB: 64, message: "m" }), "SBX_OUT_OF_MEMORY", "OutOfMemoryError"],
+    ["UnsupportedSpecificationError", new UnsupportedSpecificationError({ message: "m" }), "SBX_UNSUPPORTED_SPECIFICATION", "UnsupportedSpecificationError"],
+  ];
+
+  it.each(cases)("%s has its stable code, its name, and is an Error and an SbxError", (_label, error, code, name) => {
+    expect(error.code).toBe(code);
+    expect(error.name).toBe(name);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(SbxError);
+    expect(isSbxError(error)).toBe(true);
+    expect(isSbxError(error, code as SbxError["code"])).toBe(true);
+    expect(error.message.length).toBeGreaterThan(0);
+  });
+
+  it("every error code is distinct", () => {
+    expect(new Set(cases.map(([, error]) => error.code)).size).toBe(cases.length);
+  });
+
+  it("isSbxError with a different code is false", () => {
+    expect(isSbxError(new TimeoutError({ timeoutMs: 1, killed: false, message: "m" }), "SBX_ABORTED")).toBe(false);
+  });
+
+  it("isSbxError recognises an error from a duplicate copy of core by its Symbol.for marker, not instanceof", () => {
+    const foreign = Object.assign(new Error("from another copy"), { code: "SBX_TIMEOUT", [Symbol.for("sbx.error")]: true });
+    expect(foreign).not.toBeInstanceOf(SbxError);
+    expect(isSbxError(foreign)).toBe(true);
+    expect(isSbxError(foreign, "SBX_TIMEOUT")).toBe(true);
+    expect(isSbxError(foreign, "SBX_PATH")).toBe(false);
+    expect(SbxError.isInstance(foreign)).toBe(true);
+  });
+
+  it("isSbxError is false for plain errors, look-alikes without the marker, and non-objects", () => {
+    expect(isSbxError(new Error("x"))).toBe(false);
+    expect(isSbxError({ code: "SBX_TIMEOUT" })).toBe(false);
+    expect(isSbxError({ [Symbol.for("sbx.error")]: "yes" })).toBe(false);
+    expect(isSbxError(null)).toBe(false);
+    expect(isSbxError(undefined)).toBe(false);
+    expect(isSbxError("SBX_TIMEOUT")).toBe(false);
+  });
+
+  it("retryable defaults: false in general, true for timeouts and unavailable backends", () => {
+    expect(new InvalidArgumentError({ field: "f", message: "m" }).retryable).toBe(false);
+    expect(new TimeoutError({ timeoutMs: 1, killed: true, message: "m" }).retryable).toBe(true);
+    expect(new BackendUnavailableError({ backend: "x", remedy: "r", message: "m" }).retryable).toBe(true);
+  });
+
+  it("toJSON is JSON-safe and carries code, name, message, backend, retryable", () => {
+    const error = new ProviderError({ message: "boom", backend: "docker", cause: new Error("inner") });
+    expect(JSON.parse(JSON.stringify(error))).toEqual({ name: "ProviderError", code: "SBX_PROVIDER", message: "boom", backend: "docker", retryable: false });
+    expect((error as Error).cause).toBeInstanceOf(Error);
+  });
+
+  it("CapabilityNotSupportedError names the capability, the backend and the alternatives in its message", () => {
+    const error = new CapabilityNotSupportedError({ capability: "EGRESS_ALLOWLIST", backend: "docker", supportedBy: ["e2b", "fake"], detail: "network.allow was given" });
+    expect(error.message).toContain("docker");
+    expect(error.message).toContain("EGRESS_ALLOWLIST");
+    expect(error.message).toContain("e2b, fake");
+    expect(error.message).toContain("network.allow was given");
+    expect(error.supportedBy).toEqual(["e2b", "fake"]);
+    expect(new CapabilityNotSupportedError({ capability: "X", backend: "b", supportedBy: [] }).message).toContain("No known backend supports it");
+  });
+
+  it("CapabilityNotSupportedError copies supportedBy so later changes to the input do not leak in", () => {
+    const list = ["e2b"];
+    const error = new CapabilityNotSupportedError({ capability: "X", backend: "b", supportedBy: list });
+    list.push("other");
+    expect(error.supportedBy).toEqual(["e2b"]);
+  });
+
+  it("errors with default messages mention what they are about", () => {
+    expect(new SandboxClosedError({ sandboxId: "sb-1", operation: "run a command" }).message).toMatch(/run a command.*sb-1.*closed/);
+    expect(new FileNotFoundError({ path: "/workspace/missing" }).message).toContain("/workspace/missing");
+    expect(new PathError({ path: "../x", reason: "escapes-workspace" }).message).toContain("escapes-workspace");
+    expect(new AbortedError().message).toMatch(/aborted/);
+  });
+
+  it("TimeoutError keeps the limit, whether the work was killed, and partial output", () => {
+    const error = new TimeoutError({ timeoutMs: 250, killed: true, partialStdout: "a", message: "m" });
+    expect(error).toMatchObject({ timeoutMs: 250, killed: true, partialStdout: "a", partialStderr: "" });
+  });
+});
