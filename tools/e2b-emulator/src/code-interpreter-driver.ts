@@ -25,8 +25,10 @@ def _now():
 
 
 class _Stream(io.TextIOBase):
+    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete.
     def __init__(self, kind):
         self._kind = kind
+        self._pending = ""
 
     def writable(self):
         return True
@@ -34,12 +36,17 @@ class _Stream(io.TextIOBase):
     def write(self, text):
         if not isinstance(text, str):
             text = str(text)
-        if text:
-            _emit({"type": self._kind, "text": text, "timestamp": _now()})
+        self._pending += text
+        newline = self._pending.rfind("\n")
+        if newline >= 0:
+            complete, self._pending = self._pending[: newline + 1], self._pending[newline + 1 :]
+            _emit({"type": self._kind, "text": complete, "timestamp": _now()})
         return len(text)
 
     def flush(self):
-        pass
+        if self._pending:
+            pending, self._pending = self._pending, ""
+            _emit({"type": self._kind, "text": pending, "timestamp": _now()})
 
     def isatty(self):
         return False
@@ -88,6 +95,8 @@ for _line in _input:
             "traceback": "".join(traceback.format_exception(type(_error), _error, _tb)),
         })
     finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
         for _key, _old in _saved.items():
             if _old is None:
                 os.environ.pop(_key, None)

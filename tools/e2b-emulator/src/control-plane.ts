@@ -85,8 +85,10 @@ interface CreateBody {
   autoPause?: boolean;
 }
 
-/** Default timeout of the E2B API when the body has none (the SDK always sends one). */
+/** Default timeout of `POST /sandboxes` and of the timeout routes when the body has none (openapi `NewSandbox`). */
 const API_DEFAULT_TIMEOUT_SECONDS = 15;
+/** Default timeout of `POST /v2/sandboxes` (openapi `NewSandboxV2`); e2b 2.51 sends no timeout unless asked. */
+const API_V2_DEFAULT_TIMEOUT_SECONDS = 300;
 
 function matchesMetadataQuery(sandbox: ContainerSandbox, query: string | null): boolean {
   if (!query) return true;
@@ -158,7 +160,7 @@ export async function handleControlPlaneRequest(
       instanceId: context.instanceId,
       networkName: context.networkName,
       templateId: body.templateID ?? "base",
-      timeoutSeconds: body.timeout ?? API_DEFAULT_TIMEOUT_SECONDS,
+      timeoutSeconds: body.timeout ?? (segments[0] === "v2" ? API_V2_DEFAULT_TIMEOUT_SECONDS : API_DEFAULT_TIMEOUT_SECONDS),
       maxTimeoutSeconds: context.maxTimeoutSeconds,
       metadata: body.metadata ?? {},
       environment: body.envVars ?? {},
