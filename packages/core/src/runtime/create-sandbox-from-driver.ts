@@ -15,6 +15,28 @@ import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { requireString, validate } from "./validate.js";
 
+/** How long to wait for a killed process to report its exit before giving up on it. */
+const KILL_GRACE_MS = 10_000;
+
+/**
+ * Waits for a process's exit. Once the process has been told to stop (timeout or abort), waits at most
+ * `KILL_GRACE_MS` more, so a backend that loses the exit status cannot hang the caller.
+ */
+function waitForExit<Exit extends { exitCode: number }>(exit: Promise<Exit>, stopping: () => boolean): Promise<Exit> {
+  return new Promise<Exit>((resolve, reject) => {
+    let graceTimer: NodeJS.Timeout | undefined;
+    const poll = setInterval(() => {
+      if (stopping() && !graceTimer) {
+        graceTimer = setTimeout(() => resolve({ exitCode: 137 } as Exit), KILL_GRACE_MS);
+      }
+    }, 100);
+    exit.then(resolve, reject).finally(() => {
+      clearInterval(poll);
+      if (graceTimer) clearTimeout(graceTimer);
+    });
+  });
+}
+
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
   /** The provider that made the driver. */
@@ -123,7 +145,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
 
     const finished: Promise<CommandResult> = (async () => {
       try {
-        const exit = await adapter("wait for a command", () => process.exit);
+        const exit = await adapter("wait for a command", () => waitForExit(process.exit, () => stopReason !== undefined));
         stdout.finish();
         stderr.finish();
         if (stopReason === "timeout") {
