@@ -30,6 +30,7 @@ function waitForExit<Exit extends { exitCode: number }>(exit: Promise<Exit>, sto
         graceTimer = setTimeout(() => resolve({ exitCode: 137 } as Exit), KILL_GRACE_MS);
       }
     }, 100);
+    poll.unref();
     exit.then(resolve, reject).finally(() => {
       clearInterval(poll);
       if (graceTimer) clearTimeout(graceTimer);
