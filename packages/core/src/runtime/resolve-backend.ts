@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BackendUnavailableError, CapabilityNotSupportedError, InvalidArgumentError, SbxError, UnsupportedSpecificationError } from "../errors/index.js";
 import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "../v1/backend-registry.js";
+import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
 import type { BackendStatus, SandboxProviderV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
@@ -23,10 +24,11 @@ const registeredFactories = new Map<string, SandboxProviderFactory>();
  * adapters (or to override how a first-party one is loaded). Also registers its capability manifest.
  */
 export function registerProvider(scheme: string, factory: SandboxProviderFactory): void {
-  if (!/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new InvalidArgumentError({ field: "scheme", message: `Invalid scheme ${JSON.stringify(scheme)}: use lowercase letters, digits, '+', '.', '-'.` });
+  if (typeof scheme !== "string" || !/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new InvalidArgumentError({ field: "scheme", message: `Invalid scheme ${JSON.stringify(scheme)}: use lowercase letters, digits, '+', '.', '-'.` });
+  if (typeof factory !== "function") throw new InvalidArgumentError({ field: "factory", message: "Invalid factory: expected a function (settings) => SandboxProviderV1." });
+  // Check the provider before registering anything, so a wrong-version adapter leaves no trace (checkProvider records the manifest).
+  checkProvider(factory());
   registeredFactories.set(scheme, factory);
-  const provider = factory();
-  registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
 }
 
 /** Splits `"docker://python:3.12-slim"` into scheme and target. */
@@ -92,6 +94,12 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
     throw new UnsupportedSpecificationError({
       backend: (provider as { backend?: string } | undefined)?.backend,
       message: `The provider implements specification ${JSON.stringify((provider as { specificationVersion?: unknown } | undefined)?.specificationVersion)}, but this @sbx/core speaks "sbx-v1". Upgrade @sbx/core or the adapter so they match.`,
+    });
+  }
+  if (typeof provider.backend !== "string" || !capabilitiesSchema.safeParse(provider.capabilities).success) {
+    throw new UnsupportedSpecificationError({
+      backend: typeof provider.backend === "string" ? provider.backend : undefined,
+      message: `The provider claims "sbx-v1" but its backend name or capabilities manifest is malformed; build the manifest with defineCapabilities().`,
     });
   }
   registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });

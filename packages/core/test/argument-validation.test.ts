@@ -1,0 +1,214 @@
+import { describe, expect, it } from "vitest";
+import {
+  BackendUnavailableError,
+  connectSandbox,
+  createSandbox,
+  InvalidArgumentError,
+  isSbxError,
+  loadProvider,
+  parseTarget,
+  registerProvider,
+  UnsupportedSpecificationError,
+  checkProvider,
+} from "../src/index.ts";
+import { createMemoryProvider } from "./support/memory-driver.ts";
+
+/** Runs `call` and returns the error it threw (sync or async), failing if it did not throw. */
+async function caught(call: () => unknown): Promise<any> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to throw");
+}
+
+async function expectInvalidArgument(call: () => unknown, field: string): Promise<InvalidArgumentError> {
+  const error = await caught(call);
+  expect(error).toBeInstanceOf(InvalidArgumentError);
+  expect(error.code).toBe("SBX_INVALID_ARGUMENT");
+  expect(error.field).toBe(field);
+  expect(error.message).toContain(field);
+  return error;
+}
+
+describe("createSandbox rejects bad input before touching a backend", () => {
+  const provider = createMemoryProvider();
+
+  it.each([[""], ["docker"], ["docker:/x"], ["Docker://x"], ["://x"], ["1abc://x"], [" docker://x"]])("target %j is not scheme://target → field target", async (target) => {
+    const error = await expectInvalidArgument(() => createSandbox(target), "target");
+    expect(error.message).toContain("scheme://target");
+  });
+
+  it.each([[42], [true], [null]])("target %j of the wrong type → field target", async (target) => {
+    await expectInvalidArgument(() => createSandbox(target as never), "target");
+  });
+
+  it.each([["a string"], [42], [true], [[]], [null]])("options %j that are not a plain object → field options", async (options) => {
+    await expectInvalidArgument(() => createSandbox(provider, options as never), "options");
+  });
+
+  const badOptions: Array<[string, Record<string, unknown>, string]> = [
+    ["network.egress not deny/allow", { network: { egress: "open" } }, "options.network.egress"],
+    ["network not an object", { network: "deny" }, "options.network"],
+    ["network.allow together with egress allow", { network: { egress: "allow", allow: ["example.test"] } }, "options.network.allow"],
+    ["network.allow with an empty host", { network: { egress: "deny", allow: [""] } }, "options.network.allow.0"],
+    ["network.allow not an array", { network: { egress: "deny", allow: "example.test" } }, "options.network.allow"],
+    ["an unknown key inside network", { network: { egress: "deny", ports: [80] } }, "options.network.ports"],
+    ["negative timeoutMs", { timeoutMs: -1 }, "options.timeoutMs"],
+    ["fractional timeoutMs", { timeoutMs: 1500.5 }, "options.timeoutMs"],
+    ["timeoutMs as a string", { timeoutMs: "60000" }, "options.timeoutMs"],
+    ["env with a name starting with a digit", { env: { "1ABC": "x" } }, "options.env.1ABC"],
+    ["env with a dash in the name", { env: { "A-B": "x" } }, "options.env.A-B"],
+    ["env with a non-string value", { env: { GOOD: 1 } }, "options.env.GOOD"],
+    ["env that is an array", { env: ["A=1"] }, "options.env"],
+    ["secrets with an invalid name", { secrets: { "BAD NAME": "x" } }, "options.secrets.BAD NAME"],
+    ["secrets with a non-string value", { secrets: { TOKEN: { value: "x" } } }, "options.secrets.TOKEN"],
+    ["limits.cpus zero", { limits: { cpus: 0 } }, "options.limits.cpus"],
+    ["limits.memoryMiB fractional", { limits: { memoryMiB: 64.5 } }, "options.limits.memoryMiB"],
+    ["limits.memoryMiB too small", { limits: { memoryMiB: 1 } }, "options.limits.memoryMiB"],
+    ["limits.pids negative", { limits: { pids: -5 } }, "options.limits.pids"],
+    ["an unknown limit", { limits: { disk: 10 } }, "options.limits.disk"],
+    ["mounts hostPath relative", { mounts: [{ hostPath: "relative/dir", sandboxPath: "/mnt/x" }] }, "options.mounts.0.hostPath"],
+    ["mounts sandboxPath with ..", { mounts: [{ hostPath: "/tmp", sandboxPath: "/mnt/../etc" }] }, "options.mounts.0.sandboxPath"],
+    ["mounts sandboxPath relative", { mounts: [{ hostPath: "/tmp", sandboxPath: "mnt" }] }, "options.mounts.0.sandboxPath"],
+    ["mounts readOnly not a boolean", { mounts: [{ hostPath: "/tmp", sandboxPath: "/mnt", readOnly: "yes" }] }, "options.mounts.0.readOnly"],
+    ["mounts not an array", { mounts: { hostPath: "/tmp", sandboxPath: "/mnt" } }, "options.mounts"],
+    ["user not default/root", { user: "admin" }, "options.user"],
+    ["settings not a record", { settings: "runsc" }, "options.settings"],
+    ["allowFake not a boolean", { allowFake: "yes" }, "options.allowFake"],
+    ["metadata with a non-string value", { metadata: { team: 7 } }, "options.metadata.team"],
+    ["signal not an AbortSignal", { signal: { aborted: false } }, "options.signal"],
+    ["an unknown top-level key", { timeout: 1000 }, "options.timeout"],
+  ];
+
+  it.each(badOptions.map(([label, options, field]) => ({ label, options, field })))("$label → InvalidArgumentError with field $field", async ({ options, field }) => {
+    await expectInvalidArgument(() => createSandbox(provider, options as never), field);
+    expect(provider.drivers).toHaveLength(0);
+  });
+
+  it("an invalid env name is explained, not just reported as an invalid key", async () => {
+    const error = await expectInvalidArgument(() => createSandbox(provider, { env: { "1ABC": "x" } }), "options.env.1ABC");
+    expect(error.message).toContain("environment variable name");
+  });
+
+  it("an unknown key is named in the message", async () => {
+    const error = await expectInvalidArgument(() => createSandbox(provider, { timeout: 1000 } as never), "options.timeout");
+    expect(error.message).toContain("timeout");
+  });
+
+  it("valid options with every field set pass validation", async () => {
+    const sandbox = await createSandbox(provider, {
+      network: { egress: "deny" },
+      timeoutMs: 60_000,
+      env: { A_1: "x" },
+      secrets: { TOKEN: "t" },
+      metadata: { team: "core" },
+      user: "root",
+      allowFake: false,
+      settings: { anything: true },
+      signal: new AbortController().signal,
+    });
+    await sandbox.kill();
+  });
+});
+
+describe("connectSandbox", () => {
+  const provider = createMemoryProvider({ connectable: true, capabilities: undefined });
+
+  it.each([[""], [undefined], [42]])("sandbox id %j → field sandboxId", async (sandboxId) => {
+    await expectInvalidArgument(() => connectSandbox(provider, sandboxId as never), "sandboxId");
+  });
+
+  it("bad options → field under options", async () => {
+    await expectInvalidArgument(() => connectSandbox(provider, "sb-1", { user: "nobody" } as never), "options.user");
+  });
+
+  it("a bad target string → field target", async () => {
+    await expectInvalidArgument(() => connectSandbox("not a target", "sb-1"), "target");
+  });
+});
+
+describe("registerProvider", () => {
+  const factory = () => createMemoryProvider({ backend: "validation-registered" });
+
+  it.each([[""], ["Docker"], ["1x"], ["my scheme"], ["x://"], ["a_b"]])("scheme %j → field scheme", async (scheme) => {
+    await expectInvalidArgument(() => registerProvider(scheme, factory), "scheme");
+  });
+
+  it.each([[undefined], [null], [42]])("scheme of the wrong type %j → field scheme", async (scheme) => {
+    await expectInvalidArgument(() => registerProvider(scheme as never, factory), "scheme");
+  });
+
+  it("a factory that is not a function → field factory", async () => {
+    await expectInvalidArgument(() => registerProvider("validation-nofactory", "not a function" as never), "factory");
+  });
+
+  it("a factory whose provider speaks another specification version → UnsupportedSpecificationError, and nothing is registered", async () => {
+    const error = await caught(() => registerProvider("validation-oldspec", () => createMemoryProvider({ backend: "validation-oldspec", specificationVersion: "sbx-v0" })));
+    expect(error).toBeInstanceOf(UnsupportedSpecificationError);
+    const loadError = await caught(() => loadProvider("validation-oldspec"));
+    expect(loadError).toBeInstanceOf(BackendUnavailableError);
+  });
+});
+
+describe("parseTarget", () => {
+  it("splits scheme and target", () => {
+    expect(parseTarget("docker://python:3.12-slim")).toEqual({ scheme: "docker", target: "python:3.12-slim" });
+    expect(parseTarget("fake://")).toEqual({ scheme: "fake", target: "" });
+    expect(parseTarget("my-adapter+v2.x://a/b://c")).toEqual({ scheme: "my-adapter+v2.x", target: "a/b://c" });
+  });
+
+  it.each([[""], ["auto"], ["docker"], ["DOCKER://x"], ["docker:/x"]])("%j → InvalidArgumentError field target", async (target) => {
+    await expectInvalidArgument(() => parseTarget(target), "target");
+  });
+
+  it.each([[undefined], [null], [7]])("non-string %j → InvalidArgumentError field target", async (target) => {
+    await expectInvalidArgument(() => parseTarget(target as never), "target");
+  });
+});
+
+describe("loadProvider and checkProvider", () => {
+  it("an unknown scheme → BackendUnavailableError listing the known backends", async () => {
+    const error = await caught(() => loadProvider("nosuchbackend"));
+    expect(error).toBeInstanceOf(BackendUnavailableError);
+    expect(error.code).toBe("SBX_BACKEND_UNAVAILABLE");
+    expect(error.backend).toBe("nosuchbackend");
+    expect(error.message).toContain("nosuchbackend");
+    for (const known of ["docker", "e2b", "fake"]) expect(error.message).toContain(known);
+    expect(error.remedy).toContain("@sbx/nosuchbackend");
+  });
+
+  it("createSandbox of an unknown scheme → BackendUnavailableError", async () => {
+    const error = await caught(() => createSandbox("nosuchbackend://x"));
+    expect(isSbxError(error, "SBX_BACKEND_UNAVAILABLE")).toBe(true);
+  });
+
+  it.each([["sbx-v0"], ["sbx-v2"], [undefined]])("a provider with specificationVersion %j → UnsupportedSpecificationError naming both versions", async (version) => {
+    const provider = { ...createMemoryProvider({ backend: "validation-spec" }), specificationVersion: version };
+    const error = await caught(() => createSandbox(provider as never));
+    expect(error).toBeInstanceOf(UnsupportedSpecificationError);
+    expect(error.code).toBe("SBX_UNSUPPORTED_SPECIFICATION");
+    expect(error.message).toContain("sbx-v1");
+  });
+
+  it("a registered factory returning a provider with the wrong version → UnsupportedSpecificationError from loadProvider", async () => {
+    let version = "sbx-v1";
+    registerProvider("validation-changing", () => createMemoryProvider({ backend: "validation-changing", specificationVersion: version }));
+    version = "sbx-v9";
+    const error = await caught(() => loadProvider("validation-changing"));
+    expect(error).toBeInstanceOf(UnsupportedSpecificationError);
+  });
+
+  it("checkProvider refuses null and non-objects", async () => {
+    expect(await caught(() => checkProvider(null as never))).toBeInstanceOf(UnsupportedSpecificationError);
+    expect(await caught(() => checkProvider("docker" as never))).toBeInstanceOf(UnsupportedSpecificationError);
+  });
+
+  it("checkProvider refuses a provider whose capability manifest is malformed", async () => {
+    const provider = { ...createMemoryProvider({ backend: "validation-badcaps" }), capabilities: { STDIN: "yes" } };
+    const error = await caught(() => checkProvider(provider as never));
+    expect(error).toBeInstanceOf(UnsupportedSpecificationError);
+    expect(error.message).toContain("capabilities");
+  });
+});
