@@ -13,3 +13,5 @@ export { OutputCollector, TextChannel, DEFAULT_OUTPUT_LIMIT_BYTES } from "./runt
 export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-shot.js";
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 export { validate } from "./runtime/validate.js";
+/** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
+export { z } from "zod";
