@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
+import { skipDockerTests, testImage } from "./docker-availability.js";
+import { sdkVersions } from "./sdk-versions.js";
+
+const binary = Uint8Array.from({ length: 70_000 }, (_, index) => (index * 7 + 3) % 256);
+
+describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", () => {
+  let emulator: E2BEmulator;
+  beforeAll(async () => {
+    emulator = await startE2BEmulator({ image: testImage });
+  });
+  afterAll(async () => {
+    await emulator?.stop();
+  });
+
+  describe.each(sdkVersions)("%s", (_label, Sandbox) => {
+    let sandbox: InstanceType<typeof Sandbox>;
+    beforeAll(async () => {
+      sandbox = await Sandbox.create(emulator.connectionOptions);
+    });
+    afterAll(async () => {
+      await sandbox?.kill();
+    });
+
+    it("writes and reads binary content, owned by the default user", async () => {
+      const info = await sandbox.files.write("/home/user/data/blob.bin", binary.buffer as ArrayBuffer);
+      expect(info).toMatchObject({ name: "blob.bin", path: "/home/user/data/blob.bin" });
+      const read = await sandbox.files.read("/home/user/data/blob.bin", { format: "bytes" });
+      expect(Buffer.from(read).equals(Buffer.from(binary))).toBe(true);
+      const text = await sandbox.files.write("relative.txt", "héllo\n");
+      expect(text.path).toBe("/home/user/relative.txt");
+      expect(await sandbox.files.read("/home/user/relative.txt")).toBe("héllo\n");
+      const stat = await sandbox.files.getInfo("/home/user/data/blob.bin");
+      expect(stat).toMatchObject({ type: "file", size: binary.length, owner: "user", name: "blob.bin" });
+      expect(await sandbox.files.read("/home/user/empty.txt").catch((error: Error) => error.name)).toBe("FileNotFoundError");
+      await sandbox.files.write("/home/user/empty.txt", "");
+      expect(await sandbox.files.read("/home/user/empty.txt")).toBe("");
+    });
+
+    it("writes several files at once", async () => {
+      const written = await sandbox.files.write([
+        { path: "/home/user/many/a.txt", data: "A" },
+        { path: "/home/user/many/b.txt", data: new Blob(["B"]) },
+      ]);
+      expect(written.map((entry) => entry.path).sort()).toEqual(["/home/user/many/a.txt", "/home/user/many/b.txt"]);
+      expect(await sandbox.files.read("/home/user/many/b.txt")).toBe("B");
+    });
+
+    it("lists, checks existence, makes directories, renames and removes", async () => {
+      expect(await sandbox.files.makeDir("/home/user/tree/inner")).toBe(true);
+      expect(await sandbox.files.makeDir("/home/user/tree/inner")).toBe(false);
+      await sandbox.files.write("/home/user/tree/one.txt", "1");
+      const entries = await sandbox.files.list("/home/user/tree");
+      expect(entries.map((entry) => [entry.name, entry.type]).sort()).toEqual([
+        ["inner", "dir"],
+        ["one.txt", "file"],
+      ]);
+      const deep = await sandbox.files.list("/home/user", { depth: 3 });
+      expect(deep.map((entry) => entry.path)).toContain("/home/user/tree/inner");
+      expect(await sandbox.files.exists("/home/user/tree/one.txt")).toBe(true);
+      expect(await sandbox.files.exists("/home/user/tree/missing")).toBe(false);
+      const moved = await sandbox.files.rename("/home/user/tree/one.txt", "/home/user/tree/inner/two.txt");
+      expect(moved).toMatchObject({ name: "two.txt", path: "/home/user/tree/inner/two.txt", type: "file" });
+      expect(await sandbox.files.read("/home/user/tree/inner/two.txt")).toBe("1");
+      await sandbox.files.remove("/home/user/tree");
+      expect(await sandbox.files.exists("/home/user/tree")).toBe(false);
+      await expect(sandbox.files.list("/home/user/tree")).rejects.toMatchObject({ name: "FileNotFoundError" });
+    });
+
+    it("honours the user: root can write where the default user cannot", async () => {
+      await expect(sandbox.files.write("/root/secret.txt", "x")).rejects.toThrow();
+      await sandbox.files.write("/root/secret.txt", "x", { user: "root" });
+      expect(await sandbox.files.read("/root/secret.txt", { user: "root" })).toBe("x");
+      expect((await sandbox.files.getInfo("/root/secret.txt", { user: "root" })).owner).toBe("root");
+    });
+  });
+
+  it("accepts octet-stream and gzip uploads (e2b 2.51)", async () => {
+    const { Sandbox } = await import("e2b");
+    const sandbox = await Sandbox.create(emulator.connectionOptions);
+    try {
+      await sandbox.files.write("/home/user/stream.bin", binary.buffer as ArrayBuffer, { useOctetStream: true } as never);
+      expect(Buffer.from(await sandbox.files.read("/home/user/stream.bin", { format: "bytes" })).equals(Buffer.from(binary))).toBe(true);
+      await sandbox.files.write("/home/user/gzip.bin", binary.buffer as ArrayBuffer, { gzip: true } as never);
+      expect(Buffer.from(await sandbox.files.read("/home/user/gzip.bin", { format: "bytes" })).equals(Buffer.from(binary))).toBe(true);
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("streamed "));
+          controller.enqueue(new TextEncoder().encode("content"));
+          controller.close();
+        },
+      });
+      await sandbox.files.write("/home/user/from-stream.txt", stream as never);
+      expect(await sandbox.files.read("/home/user/from-stream.txt")).toBe("streamed content");
+    } finally {
+      await sandbox.kill();
+    }
+  });
+});
