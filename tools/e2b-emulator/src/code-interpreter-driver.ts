@@ -6,10 +6,9 @@
  * protocol.
  */
 export const codeInterpreterDriverSource = String.raw`
-import ast, io, json, os, sys, threading, traceback, datetime
+import ast, codecs, io, json, os, select, sys, threading, traceback, datetime
 
 _protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
-os.dup2(2, 1)
 _lock = threading.Lock()
 _driver_file = os.path.abspath(__file__)
 
@@ -56,6 +55,46 @@ class _Stream(io.TextIOBase):
         return "utf-8"
 
 
+class _FileDescriptorCapture:
+    # Like ipykernel 6: output written straight to fd 1/2 (subprocesses, C code) is
+    # captured through a pipe and forwarded as stdout/stderr messages.
+    def __init__(self, kind, target):
+        self._kind = kind
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._read_end, write_end = os.pipe()
+        os.dup2(write_end, target)
+        os.close(write_end)
+        os.set_blocking(self._read_end, False)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def _forward_available(self):
+        chunks = []
+        while True:
+            try:
+                data = os.read(self._read_end, 65536)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        text = self._decoder.decode(b"".join(chunks))
+        if text:
+            _emit({"type": self._kind, "text": text, "timestamp": _now()})
+
+    def _loop(self):
+        while True:
+            select.select([self._read_end], [], [], 0.5)
+            with _capture_lock:
+                self._forward_available()
+
+    def drain(self):
+        with _capture_lock:
+            self._forward_available()
+
+
+_capture_lock = threading.Lock()
+_captures = [_FileDescriptorCapture("stdout", 1), _FileDescriptorCapture("stderr", 2)]
+
 sys.stdout = _Stream("stdout")
 sys.stderr = _Stream("stderr")
 _namespace = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -97,6 +136,8 @@ for _line in _input:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        for _capture in _captures:
+            _capture.drain()
         for _key, _old in _saved.items():
             if _old is None:
                 os.environ.pop(_key, None)

@@ -1,0 +1,106 @@
+import { Sandbox } from "@e2b/code-interpreter";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
+import { skipDockerTests, testImage } from "./docker-availability.js";
+
+describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCode)", () => {
+  let emulator: E2BEmulator;
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    emulator = await startE2BEmulator({ image: testImage });
+    sandbox = await Sandbox.create(emulator.connectionOptions);
+  });
+  afterAll(async () => {
+    await sandbox?.kill();
+    await emulator?.stop();
+  });
+
+  it("runs code in the default context, keeps state and returns the last expression", async () => {
+    const stdout: string[] = [];
+    const first = await sandbox.runCode("import os\ncounter = 41\nprint('hello from', os.getcwd())\ncounter + 1", {
+      onStdout: (message) => void stdout.push(message.line),
+    });
+    expect(first.text).toBe("42");
+    expect(first.results[0]).toMatchObject({ isMainResult: true, text: "42" });
+    expect(first.logs.stdout).toEqual(["hello from /home/user\n"]);
+    expect(stdout).toEqual(["hello from /home/user\n"]);
+    expect(first.error).toBeUndefined();
+    const second = await sandbox.runCode("counter += 1\ncounter");
+    expect(second.text).toBe("42");
+    const none = await sandbox.runCode("x = None\nx");
+    expect(none.results).toEqual([]);
+    const text = await sandbox.runCode("'quoted'");
+    expect(text.text).toBe("'quoted'");
+  });
+
+  it("streams stderr, honours env vars and reports errors with name, value and traceback", async () => {
+    const execution = await sandbox.runCode(
+      "import sys, os\nprint('to stderr', file=sys.stderr)\nprint(os.environ['EXTRA'])\ndef inner():\n    raise ValueError('bad value')\ninner()",
+      { envs: { EXTRA: "extra-value" } },
+    );
+    expect(execution.logs.stderr).toEqual(["to stderr\n"]);
+    expect(execution.logs.stdout).toEqual(["extra-value\n"]);
+    expect(execution.error).toMatchObject({ name: "ValueError", value: "bad value" });
+    expect(execution.error?.traceback).toContain("inner");
+    expect(execution.error?.traceback).toContain("ValueError: bad value");
+    const syntax = await sandbox.runCode("def broken(:");
+    expect(syntax.error?.name).toBe("SyntaxError");
+    const after = await sandbox.runCode("import os\nos.environ.get('EXTRA')");
+    expect(after.results).toEqual([]);
+  });
+
+  it("isolates contexts and supports list, restart and remove", async () => {
+    const first = await sandbox.createCodeContext();
+    const second = await sandbox.createCodeContext({ cwd: "/tmp" });
+    expect(first.language).toBe("python");
+    await sandbox.runCode("value = 'first'", { context: first });
+    await sandbox.runCode("value = 'second'", { context: second });
+    expect((await sandbox.runCode("value", { context: first })).text).toBe("'first'");
+    expect((await sandbox.runCode("value", { context: second })).text).toBe("'second'");
+    expect((await sandbox.runCode("import os; os.getcwd()", { context: second })).text).toBe("'/tmp'");
+    const isolated = await sandbox.runCode("value", {});
+    expect(isolated.error?.name).toBe("NameError");
+
+    const contexts = await sandbox.listCodeContexts();
+    expect(contexts.map((context) => context.id)).toEqual(expect.arrayContaining([first.id, second.id]));
+
+    await sandbox.restartCodeContext(first);
+    expect((await sandbox.runCode("value", { context: first })).error?.name).toBe("NameError");
+    await sandbox.removeCodeContext(second);
+    await expect(sandbox.runCode("1", { context: second })).rejects.toMatchObject({ name: "NotFoundError" });
+  });
+
+  it("runs concurrent executions of different contexts in parallel and serializes within one", async () => {
+    const left = await sandbox.createCodeContext();
+    const right = await sandbox.createCodeContext();
+    const started = Date.now();
+    const [a, b] = await Promise.all([
+      sandbox.runCode("import time\ntime.sleep(1.5)\n'left'", { context: left }),
+      sandbox.runCode("import time\ntime.sleep(1.5)\n'right'", { context: right }),
+    ]);
+    expect([a.text, b.text]).toEqual(["'left'", "'right'"]);
+    expect(Date.now() - started).toBeLessThan(2_900);
+    const [x, y] = await Promise.all([
+      sandbox.runCode("shared = 1", { context: left }),
+      sandbox.runCode("shared + 1", { context: left }),
+    ]);
+    expect(x.error).toBeUndefined();
+    expect(y.text).toBe("2");
+  });
+
+  it("refuses languages other than python", async () => {
+    await expect(sandbox.runCode("console.log(1)", { language: "js" })).rejects.toMatchObject({ name: "SandboxError" });
+  });
+
+  it("shares the sandbox with commands and files", async () => {
+    await sandbox.runCode("open('/home/user/from-python.txt', 'w').write('written by python')");
+    expect(await sandbox.files.read("/home/user/from-python.txt")).toBe("written by python");
+    const subprocess = await sandbox.runCode("import subprocess\nsubprocess.run(['echo', 'from subprocess'])\n'done'");
+    expect(subprocess.text).toBe("'done'");
+    expect(subprocess.logs.stdout.join("")).toBe("from subprocess\n");
+    const fileDescriptorLevel = await sandbox.runCode("import os\nos.write(2, b'raw stderr\\n')\nos.system('echo from shell')");
+    expect(fileDescriptorLevel.logs.stderr.join("")).toBe("raw stderr\n");
+    expect(fileDescriptorLevel.logs.stdout.join("")).toBe("from shell\n");
+    expect(fileDescriptorLevel.text).toBe("0");
+  });
+});
