@@ -384,7 +384,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       const info = await hostStat(hostPath).catch(() => undefined);
       if (!info?.isFile()) throw new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` });
       const stream = Readable.toWeb(createReadStream(hostPath)) as ReadableStream<Uint8Array>;
-      await adapter("upload a file", () => driver.writeFile(target, stream, { signal: fileOptions?.signal }));
+      await adapter("upload a file", () => driver.writeFile(target, stream, { signal: fileOptions?.signal, sizeBytes: info.size }));
     },
     async download(sandboxPath, hostPath, fileOptions) {
       ensureOpen("download a file");
@@ -416,7 +416,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
       notes: [...(driver.audit.notes ?? [])],
     };
-    const serialised = redactText(JSON.stringify(record), secretValues);
+    // Redact the JSON-escaped form too: a secret with quotes, backslashes or control characters is escaped in the JSON text.
+    const serialised = redactText(JSON.stringify(record), [...secretValues, ...secretValues.map((value) => JSON.stringify(value).slice(1, -1))]);
     return JSON.parse(serialised) as AuditRecord;
   }
 

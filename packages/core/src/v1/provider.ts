@@ -145,7 +145,11 @@ export interface SandboxDriverV1 {
   /** Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices, FIFOs, directories or symlinks out of bounds. */
   readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
   /** Writes a file from a stream, creating parent directories, replacing any existing file. */
-  writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void>;
+  writeFile(path: string, data: ReadableStream<Uint8Array>, options: {
+    signal?: AbortSignal;
+    /** The exact byte length of `data` when core knows it up front (host uploads), so archive-based adapters can stream without spooling. */
+    sizeBytes?: number;
+  }): Promise<void>;
   /** Lists a directory. */
   list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]>;
   /** Describes an entry, not following a final symlink. */
