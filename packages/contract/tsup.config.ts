@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
 import { baseTsupOptions } from "../../tsup.base.ts";
 
-export default defineConfig({ ...baseTsupOptions });
+/** vitest and @sbx/core are peer dependencies: never bundled, so the adapter's own copies are used. */
+export default defineConfig({ ...baseTsupOptions, external: ["vitest", "@sbx/core"] });

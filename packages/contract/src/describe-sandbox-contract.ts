@@ -1,0 +1,41 @@
+import { describe } from "vitest";
+import { registerAuditTests } from "./groups/audit.js";
+import { registerBackgroundCommandsTests } from "./groups/background.js";
+import { registerCommandsTests } from "./groups/commands.js";
+import { registerConcurrencyTests } from "./groups/concurrency.js";
+import { registerFilesTests } from "./groups/files.js";
+import { registerLifecycleTests } from "./groups/lifecycle.js";
+import { registerCapabilityManifestTests } from "./groups/manifest.js";
+import { registerNetworkTests } from "./groups/network.js";
+import { registerLimitsTests, registerMountsTests, registerReconnectTests } from "./groups/policies.js";
+import { registerCodeContextsTests, registerRunCodeTests } from "./groups/run-code.js";
+import { registerSecretsTests } from "./groups/secrets.js";
+import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
+
+/**
+ * Registers the whole sbx contract suite for one provider, as vitest `describe`/`it` blocks.
+ * `factory` is called once, at collection time, to read the capability manifest: it must be synchronous and must
+ * not touch the backend. The suite then runs the positive tests for every capability that is on and asserts
+ * `CapabilityNotSupportedError` (with the right `supportedBy`) for every one that is off. When `provider.detect()`
+ * says the backend is unusable, every test skips with the reason, or fails when `SBX_REQUIRE` names the backend.
+ * @example describeSandboxContract("docker", () => createSandboxProvider(), { timeoutMs: 120_000 });
+ */
+export function describeSandboxContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describe(`sbx contract: ${name}`, () => {
+    const harness = createContractHarness(name, factory, options);
+    describe("capability manifest", () => registerCapabilityManifestTests(harness));
+    describe("lifecycle", () => registerLifecycleTests(harness));
+    describe("commands", () => registerCommandsTests(harness));
+    describe("background commands", () => registerBackgroundCommandsTests(harness));
+    describe("files", () => registerFilesTests(harness));
+    describe("runCode", () => registerRunCodeTests(harness));
+    describe("code contexts", () => registerCodeContextsTests(harness));
+    describe("network", () => registerNetworkTests(harness));
+    describe("secrets", () => registerSecretsTests(harness));
+    describe("audit", () => registerAuditTests(harness));
+    describe("mounts", () => registerMountsTests(harness));
+    describe("limits", () => registerLimitsTests(harness));
+    describe("reconnect", () => registerReconnectTests(harness));
+    describe("concurrency", () => registerConcurrencyTests(harness));
+  });
+}

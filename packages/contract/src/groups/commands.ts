@@ -1,0 +1,186 @@
+import type { Sandbox } from "@sbx/core";
+import { expect } from "vitest";
+import { delay, describeGroup, expectCapabilityRefused, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+
+/** A command printing exactly `count` bytes (spaces) with `printf`, portable to dash, bash, busybox and just-bash. */
+export function printBytesCommand(count: number, stream: "stdout" | "stderr" = "stdout"): string {
+  return `printf '%*s' ${count} ''${stream === "stderr" ? " 1>&2" : ""}`;
+}
+
+/** Lists process command lines when `ps` exists, or prints `no-ps`. */
+const PROCESS_LIST_COMMAND = "if command -v ps >/dev/null 2>&1; then ps -eo args; else echo no-ps; fi";
+
+async function processLines(sandbox: Sandbox): Promise<string[] | undefined> {
+  const listing = await sandbox.commands.run(PROCESS_LIST_COMMAND);
+  if (listing.stdout.trim() === "no-ps" || listing.exitCode !== 0) return undefined;
+  return listing.stdout.split("\n").map((line) => line.trim());
+}
+
+/** Registers the shell command tests. */
+export function registerCommandsTests(harness: ContractHarness): void {
+  const { contractTest, capabilities } = harness;
+
+  contractTest("commands.exit-codes", "a non-zero exit code is a result, not an error", async () => {
+    await using sandbox = await harness.createSandbox();
+    expect((await sandbox.commands.run("exit 0")).exitCode).toBe(0);
+    const failed = await sandbox.commands.run("echo before; exit 3");
+    expect(failed.exitCode).toBe(3);
+    expect(failed.stdout).toBe("before\n");
+  });
+
+  contractTest("commands.stdout-stderr-separate", "stdout and stderr are kept apart", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("echo to-out; echo to-err 1>&2; echo more-out");
+    expect(result.stdout).toBe("to-out\nmore-out\n");
+    expect(result.stderr).toBe("to-err\n");
+    expect(new TextDecoder().decode(result.stderrBytes)).toBe("to-err\n");
+  });
+
+  contractTest("commands.streaming-order", "onStdout receives several delayed prints in order, and the result matches", async () => {
+    await using sandbox = await harness.createSandbox();
+    const chunks: string[] = [];
+    const result = await sandbox.commands.run("for i in 1 2 3 4 5; do echo line-$i; sleep 0.1; done", { onStdout: (text) => chunks.push(text) });
+    const expected = "line-1\nline-2\nline-3\nline-4\nline-5\n";
+    expect(chunks.join("")).toBe(expected);
+    expect(result.stdout).toBe(expected);
+  });
+
+  contractTest("commands.binary-bytes", "invalid UTF-8 is kept exactly in stdoutBytes and becomes U+FFFD in stdout", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("printf '\\377\\376'");
+    expect([...result.stdoutBytes]).toEqual([0xff, 0xfe]);
+    expect(result.stdout).toContain("\uFFFD");
+    expect(result.totalBytes.stdout).toBe(2);
+  });
+
+  contractTest("commands.split-multibyte-streaming", "a multi-byte character split across writes is decoded whole when streaming", async () => {
+    await using sandbox = await harness.createSandbox();
+    const chunks: string[] = [];
+    const result = await sandbox.commands.run("printf '\\342\\202'; sleep 0.4; printf '\\254\\n'", { onStdout: (text) => chunks.push(text) });
+    expect(chunks.join("")).toBe("€\n");
+    expect(chunks.join("")).not.toContain("\uFFFD");
+    expect([...result.stdoutBytes]).toEqual([0xe2, 0x82, 0xac, 0x0a]);
+    expect(result.stdout).toBe("€\n");
+  });
+
+  contractTest("commands.cwd-default", "commands run in the workspace by default", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("pwd");
+    expect(result.stdout.trim()).toBe(sandbox.workspace);
+  });
+
+  contractTest("commands.cwd-relative", "a relative cwd is taken from the workspace", async () => {
+    await using sandbox = await harness.createSandbox();
+    await sandbox.files.mkdir("nested/folder");
+    const result = await sandbox.commands.run("pwd", { cwd: "nested/folder" });
+    expect(result.stdout.trim()).toBe(`${sandbox.workspace}/nested/folder`);
+  });
+
+  contractTest("commands.cwd-absolute", "an absolute cwd is used as given", async () => {
+    await using sandbox = await harness.createSandbox();
+    await sandbox.files.mkdir("absolute-target");
+    const result = await sandbox.commands.run("pwd", { cwd: `${sandbox.workspace}/absolute-target` });
+    expect(result.stdout.trim()).toBe(`${sandbox.workspace}/absolute-target`);
+  });
+
+  contractTest("commands.env", "sandbox env and per-command env reach the command; per-command wins", async () => {
+    await using sandbox = await harness.createSandbox({ env: { SBX_CONTRACT_A: "from-sandbox", SBX_CONTRACT_C: "sandbox-c" } });
+    const both = await sandbox.commands.run(`printf '%s|%s|%s' "$SBX_CONTRACT_A" "$SBX_CONTRACT_B" "$SBX_CONTRACT_C"`, { env: { SBX_CONTRACT_B: "from-command", SBX_CONTRACT_C: "command-c" } });
+    expect(both.stdout).toBe("from-sandbox|from-command|command-c");
+    const later = await sandbox.commands.run(`printf '%s|%s' "$SBX_CONTRACT_B" "$SBX_CONTRACT_C"`);
+    expect(later.stdout).toBe("|sandbox-c");
+  });
+
+  contractTest("commands.no-stdin-is-empty", "without stdin, a command reading stdin sees end of file at once", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("cat; echo after-cat");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe("after-cat\n");
+  });
+
+  if (capabilities.STDIN) {
+    contractTest("commands.stdin", "stdin text and bytes reach the command, then end of file", async () => {
+      await using sandbox = await harness.createSandbox();
+      const text = await sandbox.commands.run("cat", { stdin: "hello stdin\nsecond line" });
+      expect(text.stdout).toBe("hello stdin\nsecond line");
+      const bytes = new Uint8Array([0, 1, 0x7f, 0x80, 0xfe, 0xff, 0x0a]);
+      const binary = await sandbox.commands.run("cat", { stdin: bytes });
+      expect([...binary.stdoutBytes]).toEqual([...bytes]);
+    });
+  } else {
+    contractTest("commands.stdin-refused", "stdin raises SBX_CAPABILITY_NOT_SUPPORTED when STDIN is off", async () => {
+      await using sandbox = await harness.createSandbox();
+      await expectCapabilityRefused(harness, () => sandbox.commands.run("cat", { stdin: "x" }), "STDIN");
+    });
+  }
+
+  contractTest("commands.timeout-kills-tree", "a timeout kills the command and every child it started (SBX_TIMEOUT, killed)", async () => {
+    await using sandbox = await harness.createSandbox();
+    const command = "(sleep 3; echo leaked > timeout-marker.txt) & (sleep 3; echo leaked > timeout-marker.txt) & wait";
+    const error = await expectSbxError(() => sandbox.commands.run(command, { timeoutMs: 1500 }), "SBX_TIMEOUT");
+    expect((error as { killed?: boolean }).killed).toBe(true);
+    // Give the children time past their 3 s sleep: had any survived, the marker would now exist.
+    await delay(4000);
+    expect(await sandbox.files.exists("timeout-marker.txt")).toBe(false);
+    const processes = await processLines(sandbox);
+    if (processes) expect(processes.filter((line) => /^sleep 3$/.test(line))).toEqual([]);
+    expect((await sandbox.commands.run("echo still-usable")).stdout).toBe("still-usable\n");
+  });
+
+  contractTest("commands.abort", "aborting through an AbortSignal kills the command and raises SBX_ABORTED", async () => {
+    await using sandbox = await harness.createSandbox();
+    const controller = new AbortController();
+    const running = sandbox.commands.run("echo started; sleep 3; echo leaked > abort-marker.txt", {
+      signal: controller.signal,
+      onStdout: (text) => {
+        if (text.includes("started")) controller.abort();
+      },
+    });
+    await expectSbxError(running, "SBX_ABORTED");
+    const already = new AbortController();
+    already.abort();
+    await expectSbxError(() => sandbox.commands.run("echo never", { signal: already.signal }), "SBX_ABORTED");
+    await delay(4000);
+    expect(await sandbox.files.exists("abort-marker.txt")).toBe(false);
+  });
+
+  contractTest("commands.output-cap", "outputLimitBytes keeps at most the cap per stream: cap-1, cap, cap+1 give truncated false, false, true", async () => {
+    await using sandbox = await harness.createSandbox();
+    const cap = 1000;
+    for (const stream of ["stdout", "stderr"] as const) {
+      for (const produced of [cap - 1, cap, cap + 1, cap * 5]) {
+        const result = await sandbox.commands.run(printBytesCommand(produced, stream), { outputLimitBytes: cap });
+        const bytes = stream === "stdout" ? result.stdoutBytes : result.stderrBytes;
+        expect(bytes.byteLength).toBe(Math.min(produced, cap));
+        expect(result.truncated[stream]).toBe(produced > cap);
+        expect(result.totalBytes[stream]).toBe(produced);
+        expect(result.truncated[stream === "stdout" ? "stderr" : "stdout"]).toBe(false);
+      }
+    }
+  });
+
+  contractTest("commands.background-child-holds-stdout", "a finished command returns even while a background child still holds stdout", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("(sleep 20; echo late > late-marker.txt) & echo done");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe("done\n");
+    // The command returned before its child could finish: proof that the result was not gated on end of stream.
+    expect(await sandbox.files.exists("late-marker.txt")).toBe(false);
+  });
+
+  contractTest("commands.invalid-arguments", "invalid command arguments raise SBX_INVALID_ARGUMENT", async () => {
+    await using sandbox = await harness.createSandbox();
+    await expectSbxError(() => sandbox.commands.run(""), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run(42 as unknown as string), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run("echo x", { timeoutMs: 0 }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run("echo x", { outputLimitBytes: -1 }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run("echo x", { env: { "not valid": "x" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run("echo x", { unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => sandbox.commands.run("echo x", { stdin: true }), capabilities.STDIN ? "SBX_INVALID_ARGUMENT" : "SBX_CAPABILITY_NOT_SUPPORTED");
+  });
+}
+
+/** The shell commands group on its own. */
+export function describeCommandsContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("commands", name, factory, options, registerCommandsTests);
+}

@@ -1,0 +1,66 @@
+import { expect } from "vitest";
+import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+
+/** Registers the lifecycle tests: create, kill, idempotent kill, use after kill, `await using`, option validation. */
+export function registerLifecycleTests(harness: ContractHarness): void {
+  const { contractTest, provider } = harness;
+
+  contractTest("lifecycle.create", "creates a sandbox with an id, the backend name, an absolute workspace and the manifest", async () => {
+    await using sandbox = await harness.createSandbox();
+    expect(typeof sandbox.id).toBe("string");
+    expect(sandbox.id.length).toBeGreaterThan(0);
+    expect(sandbox.backend).toBe(provider.backend);
+    expect(sandbox.workspace.startsWith("/")).toBe(true);
+    expect(sandbox.capabilities).toEqual(provider.capabilities);
+    expect(sandbox.closed).toBe(false);
+    const result = await sandbox.commands.run("echo ready");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe("ready\n");
+  });
+
+  contractTest("lifecycle.kill", "kill() closes the sandbox and sets closedAt in the audit record", async () => {
+    await using sandbox = await harness.createSandbox();
+    expect(sandbox.audit().closedAt).toBeNull();
+    await sandbox.kill();
+    expect(sandbox.closed).toBe(true);
+    expect(typeof sandbox.audit().closedAt).toBe("string");
+  });
+
+  contractTest("lifecycle.kill-twice", "kill() is safe to call twice, also concurrently", async () => {
+    await using sandbox = await harness.createSandbox();
+    await Promise.all([sandbox.kill(), sandbox.kill()]);
+    await sandbox.kill();
+    expect(sandbox.closed).toBe(true);
+  });
+
+  contractTest("lifecycle.use-after-kill", "commands, files and runCode after kill() raise SBX_SANDBOX_CLOSED", async () => {
+    await using sandbox = await harness.createSandbox();
+    await sandbox.kill();
+    await expectSbxError(() => sandbox.commands.run("echo late"), "SBX_SANDBOX_CLOSED");
+    await expectSbxError(() => sandbox.files.read("anything.txt"), "SBX_SANDBOX_CLOSED");
+    await expectSbxError(() => sandbox.files.write("anything.txt", "late"), "SBX_SANDBOX_CLOSED");
+    await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_CLOSED");
+  });
+
+  contractTest("lifecycle.await-using-disposes", "`await using` kills the sandbox at the end of the block", async () => {
+    let escaped: { closed: boolean } | undefined;
+    {
+      await using sandbox = await harness.createSandbox();
+      escaped = sandbox;
+      expect(sandbox.closed).toBe(false);
+    }
+    expect(escaped?.closed).toBe(true);
+  });
+
+  contractTest("lifecycle.invalid-create-options", "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched", async () => {
+    await expectSbxError(() => harness.createSandbox({ timeoutMs: 5 }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => harness.createSandbox({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => harness.createSandbox({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => harness.createSandbox({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
+  });
+}
+
+/** The lifecycle group on its own. */
+export function describeLifecycleContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("lifecycle", name, factory, options, registerLifecycleTests);
+}

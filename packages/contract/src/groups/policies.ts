@@ -1,0 +1,117 @@
+import { chmod, mkdtemp, readFile, rm, writeFile, access } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectSandbox, createSandbox } from "@sbx/core";
+import { expect } from "vitest";
+import { countingProvider, describeGroup, expectCapabilityRefused, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+
+async function hostExists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
+}
+
+/** Registers the host mount tests (`HOST_MOUNTS`), or their refusal when it is off. */
+export function registerMountsTests(harness: ContractHarness): void {
+  const { contractTest, capabilities, options } = harness;
+  const mountPath = options.mountPath ?? "/mnt/sbx-contract";
+
+  if (!capabilities.HOST_MOUNTS) {
+    contractTest("mounts.refused", "mounts raise SBX_CAPABILITY_NOT_SUPPORTED before anything is created", async () => {
+      const counting = countingProvider(harness.provider);
+      await expectCapabilityRefused(harness, () => createSandbox(counting.provider, mergeCreateOptions(options.createOptions, { mounts: [{ hostPath: tmpdir(), sandboxPath: mountPath, readOnly: true }] })), "HOST_MOUNTS");
+      expect(counting.creates()).toBe(0);
+    });
+    return;
+  }
+
+  contractTest("mounts.read-only", "a read-only mount is readable and not writable", async () => {
+    const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
+    try {
+      await chmod(hostFolder, 0o777);
+      await writeFile(join(hostFolder, "hello.txt"), "from the host");
+      await chmod(join(hostFolder, "hello.txt"), 0o666);
+      await using sandbox = await harness.createSandbox({ mounts: [{ hostPath: hostFolder, sandboxPath: `${mountPath}-ro`, readOnly: true }] });
+      expect((await sandbox.commands.run(`cat ${mountPath}-ro/hello.txt`)).stdout).toBe("from the host");
+      const write = await sandbox.commands.run(`echo changed > ${mountPath}-ro/hello.txt; echo new > ${mountPath}-ro/new.txt`);
+      expect(write.exitCode).not.toBe(0);
+      expect(await readFile(join(hostFolder, "hello.txt"), "utf8")).toBe("from the host");
+      expect(await hostExists(join(hostFolder, "new.txt"))).toBe(false);
+    } finally {
+      await rm(hostFolder, { recursive: true, force: true });
+    }
+  });
+
+  contractTest("mounts.read-write", "a read-write mount is writable, and writes reach the host folder", async () => {
+    const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
+    try {
+      await chmod(hostFolder, 0o777);
+      await using sandbox = await harness.createSandbox({ mounts: [{ hostPath: hostFolder, sandboxPath: `${mountPath}-rw`, readOnly: false }] });
+      const write = await sandbox.commands.run(`printf 'from the sandbox' > ${mountPath}-rw/written.txt`);
+      expect(write.exitCode).toBe(0);
+      expect(await readFile(join(hostFolder, "written.txt"), "utf8")).toBe("from the sandbox");
+    } finally {
+      await rm(hostFolder, { recursive: true, force: true });
+    }
+  });
+}
+
+/** Registers the resource limit tests (`RESOURCE_LIMITS`), or their refusal when it is off. */
+export function registerLimitsTests(harness: ContractHarness): void {
+  const { contractTest, capabilities, options } = harness;
+  const limits = { cpus: 1, memoryMiB: 256, pids: 128 };
+
+  if (!capabilities.RESOURCE_LIMITS) {
+    contractTest("limits.refused", "limits raise SBX_CAPABILITY_NOT_SUPPORTED before anything is created", async () => {
+      const counting = countingProvider(harness.provider);
+      await expectCapabilityRefused(harness, () => createSandbox(counting.provider, mergeCreateOptions(options.createOptions, { limits })), "RESOURCE_LIMITS");
+      expect(counting.creates()).toBe(0);
+    });
+    return;
+  }
+
+  contractTest("limits.applied", "requested limits appear as applied in the audit record", async () => {
+    await using sandbox = await harness.createSandbox({ limits });
+    const record = sandbox.audit().policies.limits;
+    expect(record.requested).toMatchObject(limits);
+    const applied = record.applied as Record<string, unknown>;
+    expect(applied).toBeTypeOf("object");
+    for (const key of Object.keys(limits)) expect(applied[key]).toBeDefined();
+    expect((await sandbox.commands.run("echo limited")).stdout).toBe("limited\n");
+  });
+}
+
+/** Registers the reconnect tests (`RECONNECT`), or their refusal when it is off. */
+export function registerReconnectTests(harness: ContractHarness): void {
+  const { contractTest, capabilities, provider, options } = harness;
+
+  if (!capabilities.RECONNECT) {
+    contractTest("reconnect.refused", "connectSandbox() raises SBX_CAPABILITY_NOT_SUPPORTED when RECONNECT is off", async () => {
+      await expectCapabilityRefused(harness, () => connectSandbox(provider, "sbx-contract-any-id", options.createOptions), "RECONNECT");
+      expect(provider.connect).toBeUndefined();
+    });
+    return;
+  }
+
+  contractTest("reconnect.sees-files", "connectSandbox(provider, id) attaches to the live sandbox and sees its files", async () => {
+    await using first = await harness.createSandbox();
+    await first.files.write("left-by-first.txt", "still here");
+    await using second = await connectSandbox(provider, first.id, options.createOptions);
+    expect(second.id).toBe(first.id);
+    expect(await second.files.read("left-by-first.txt")).toBe("still here");
+    expect((await second.commands.run("cat left-by-first.txt")).stdout).toBe("still here");
+  });
+}
+
+/** The mounts group on its own. */
+export function describeMountsContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("mounts", name, factory, options, registerMountsTests);
+}
+
+/** The resource limits group on its own. */
+export function describeLimitsContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("limits", name, factory, options, registerLimitsTests);
+}
+
+/** The reconnect group on its own. */
+export function describeReconnectContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("reconnect", name, factory, options, registerReconnectTests);
+}

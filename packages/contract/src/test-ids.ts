@@ -1,0 +1,94 @@
+/**
+ * Every test id in the contract suite, grouped by feature. Ids are stable: pass one as a key of
+ * `options.skip` (with a reason) to skip that test. A test runs only in the branch its capability selects,
+ * so an id for the "on" path and its "refused" twin never both run.
+ */
+export const CONTRACT_TEST_IDS = [
+  "manifest.valid-and-stable",
+
+  "lifecycle.create",
+  "lifecycle.kill",
+  "lifecycle.kill-twice",
+  "lifecycle.use-after-kill",
+  "lifecycle.await-using-disposes",
+  "lifecycle.invalid-create-options",
+
+  "commands.exit-codes",
+  "commands.stdout-stderr-separate",
+  "commands.streaming-order",
+  "commands.binary-bytes",
+  "commands.split-multibyte-streaming",
+  "commands.cwd-default",
+  "commands.cwd-relative",
+  "commands.cwd-absolute",
+  "commands.env",
+  "commands.no-stdin-is-empty",
+  "commands.stdin",
+  "commands.stdin-refused",
+  "commands.timeout-kills-tree",
+  "commands.abort",
+  "commands.output-cap",
+  "commands.background-child-holds-stdout",
+  "commands.invalid-arguments",
+
+  "background.start-wait",
+  "background.stdout-iterable",
+  "background.kill",
+  "background.stdin",
+  "background.stdin-refused",
+  "background.refused",
+
+  "files.text-round-trip",
+  "files.binary-round-trip",
+  "files.large-stream-round-trip",
+  "files.unicode-names",
+  "files.list-stat-exists",
+  "files.mkdir",
+  "files.remove",
+  "files.rename",
+  "files.missing",
+  "files.path-escapes",
+  "files.visible-to-commands",
+  "files.commands-visible-to-files",
+  "files.upload-download",
+
+  "run-code.stdout",
+  "run-code.error",
+  "run-code.results-null",
+  "run-code.rich-results",
+  "run-code.fresh-each-run",
+  "run-code.unknown-language",
+  "run-code.refused",
+
+  "code-contexts.state-kept",
+  "code-contexts.isolated",
+  "code-contexts.refused",
+
+  "network.deny-blocks",
+  "network.allow-reaches",
+  "network.allowlist",
+  "network.allowlist-refused",
+  "network.audit-policy",
+
+  "secrets.usable-not-leaked",
+  "secrets.absent-from-errors",
+
+  "audit.shape",
+  "audit.environment-names",
+
+  "mounts.read-only",
+  "mounts.read-write",
+  "mounts.refused",
+
+  "limits.applied",
+  "limits.refused",
+
+  "reconnect.sees-files",
+  "reconnect.refused",
+
+  "concurrency.parallel-sandboxes-isolated",
+  "concurrency.parallel-commands",
+] as const;
+
+/** One contract test id, for example `"commands.timeout-kills-tree"`. */
+export type ContractTestId = (typeof CONTRACT_TEST_IDS)[number];
