@@ -8,7 +8,8 @@ export function throwIfAborted(signal: AbortSignal | undefined, backend?: string
 /** Replaces every secret value in a text with `[redacted]`. */
 export function redactText(text: string, secrets: readonly string[]): string {
   let result = text;
-  for (const secret of secrets) {
+  // Longest first, so a secret that contains another is not left half-visible ("[redacted]def").
+  for (const secret of [...secrets].sort((left, right) => right.length - left.length)) {
     if (secret.length === 0) continue;
     result = result.split(secret).join("[redacted]");
   }

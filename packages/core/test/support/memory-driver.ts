@@ -55,7 +55,7 @@ function decodeHex(hex: string): Uint8Array {
  * - `exit <n>`: exits with n.
  * - `env <NAME>`: prints the variable's value.
  * - `pwd`: prints the working directory.
- * - `cat`: copies stdin to stdout when stdin is closed.
+ * - `cat`: copies stdin to stdout when stdin is closed; `cat <path> ...` prints a file from the Map (exit 1 if missing).
  * - `repeat <count> <char>`: prints `char` count times (one chunk).
  * - `chunks <hex> <hex> ...`: prints each hex string as one separate chunk of bytes.
  * - `hang`: prints "started" and never exits until killed (exit 137).
@@ -125,8 +125,12 @@ export class MemoryDriver implements SandboxDriverV1 {
         case "pwd":
           out(request.cwd);
           return finish(0);
-        case "cat":
-          return; // finishes on closeStdin
+        case "cat": {
+          if (argument === "") return; // copies stdin; finishes on closeStdin
+          const data = this.files.get(rest[0]!);
+          if (data) out(data);
+          return finish(data ? 0 : 1);
+        }
         case "repeat": {
           const [count, character = "x"] = rest;
           out(character.repeat(Number(count)));
