@@ -64,6 +64,9 @@ export function planNetworkPolicy(allowInternetAccess: boolean | undefined, netw
   return { mode: "network", allowOut, denyOut, needsFirewall: true };
 }
 
+/** Rejects (fails fast, "No route to host") rather than dropping, so denied connects do not hang. */
+const REJECT = ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"];
+
 /** One installed iptables rule: chain plus the rule specification (without -I/-D). */
 export interface FirewallRule {
   chain: string;
@@ -95,7 +98,7 @@ export async function installFirewallRules(
     [...source, "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", ...tag, "-j", "ACCEPT"],
     ...plan.allowOut.map((destination) => [...source, "-d", destination, ...tag, "-j", "ACCEPT"]),
     ...plan.denyOut.map((destination) =>
-      destination === ALL_TRAFFIC ? [...source, ...tag, "-j", "REJECT"] : [...source, "-d", destination, ...tag, "-j", "REJECT"],
+      destination === ALL_TRAFFIC ? [...source, ...tag, ...REJECT] : [...source, "-d", destination, ...tag, ...REJECT],
     ),
   ];
   const installed: FirewallRule[] = [];
