@@ -242,7 +242,7 @@ async function writeFileFromStream(sandbox: ContainerSandbox, user: string, path
   const exitCode = await running.exitCode;
   running.detach();
   if (exitCode !== 0) {
-    const message = Buffer.concat(stderr).toString("utf8").trim() || `exit status ${exitCode}`;
+    const message = Buffer.concat(stderr).toString("utf8").trim().replace(/^e2b-write: \d+: /, "") || `exit status ${exitCode}`;
     throw Object.assign(new Error(message), { status: /permission denied/i.test(message) ? 403 : 500 });
   }
 }

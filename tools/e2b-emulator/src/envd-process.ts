@@ -159,9 +159,16 @@ export class ManagedProcess {
   private finish(exitCode: number): void {
     const killedBySignal =
       this.signalSent !== undefined && (exitCode === 128 + this.signalSent || exitCode === this.signalSent);
+    // Mirrors envd (Go's exec): a signal gives exitCode -1 and "signal: killed"; `error` is
+    // cmd.Wait()'s message, so it is set for any unsuccessful end.
+    const status = killedBySignal
+      ? this.signalSent === 9
+        ? "signal: killed"
+        : "signal: terminated"
+      : `exit status ${exitCode}`;
     const end = killedBySignal
-      ? { exitCode: -1, exited: false, status: this.signalSent === 9 ? "signal: killed" : "signal: terminated" }
-      : { exitCode, exited: true, status: `exit status ${exitCode}` };
+      ? { exitCode: -1, exited: false, status, error: status }
+      : { exitCode, exited: true, status, ...(exitCode !== 0 ? { error: status } : {}) };
     this.exited = true;
     this.registry.forget(this);
     this.publish({ end });
