@@ -1,0 +1,20 @@
+import { defineCapabilities } from "@sbx/core";
+
+/**
+ * What the E2B adapter declares. Must equal core's copy in `backend-registry.ts` (a contract test checks).
+ * - STATEFUL_CODE, RICH_RESULTS: the code interpreter's contexts and MIME results.
+ * - EGRESS_ALLOWLIST: E2B's own `allowOut`/`denyOut` egress rules.
+ * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.
+ * - HOST_MOUNTS off: an E2B sandbox runs on E2B's machines and cannot see host folders.
+ * - RESOURCE_LIMITS off: CPU and memory are fixed when the template is built, not per sandbox.
+ * - languages: python only; other kernels exist only on some real E2B templates and are not verified here.
+ */
+export const E2B_CAPABILITIES = defineCapabilities({
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  EGRESS_ALLOWLIST: true,
+  BACKGROUND_COMMANDS: true,
+  STDIN: true,
+  RECONNECT: true,
+  languages: ["python"],
+});

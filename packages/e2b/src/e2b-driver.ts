@@ -1,0 +1,368 @@
+import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
+import {
+  PathError,
+  type CodeRequest,
+  type DriverAudit,
+  type DriverExecution,
+  type FileEntry,
+  type SandboxDriverV1,
+  type SpawnedProcess,
+  type SpawnRequest,
+} from "@sbx/core";
+import { KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
+import { mapE2BError } from "./map-e2b-error.js";
+import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
+
+/** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
+export const E2B_WORKSPACE = "/home/user";
+
+/**
+ * Connect deadline given to long-running envd streams (commands, code). The SDK's default is 60 s, which would
+ * end every longer command; 0 means "already expired" to the Connect client, so the largest timer value is
+ * used. Command and code time limits are core's, which kills the work and raises `TimeoutError`.
+ */
+export const NO_STREAM_DEADLINE_MS = 2_147_483_647;
+
+/** Exit code reported for a command E2B reports as killed by a signal (E2B gives -1 without naming the signal). */
+export const KILLED_EXIT_CODE = 128 + 9;
+
+/** What `E2BDriver` needs besides the SDK sandbox. */
+export interface E2BDriverOptions {
+  /** The audit record made at create or connect. */
+  readonly audit: DriverAudit;
+  /** The Linux user commands and file operations run as: `undefined` for the template's default user, or `"root"`. */
+  readonly user: "root" | undefined;
+  /** Per-request timeout for envd calls, in milliseconds, when configured. */
+  readonly requestTimeoutMs: number | undefined;
+}
+
+type EntryInfoLike = { name: string; path: string; type?: string; size: number; modifiedTime?: Date; symlinkTarget?: string };
+
+function entryType(type: string | undefined): FileEntry["type"] {
+  if (type === "file") return "file";
+  if (type === "dir") return "directory";
+  if (type === "symlink") return "symlink";
+  return "other";
+}
+
+function toFileEntry(info: EntryInfoLike): FileEntry {
+  return {
+    name: info.name,
+    path: info.path,
+    type: entryType(info.type),
+    size: Number(info.size ?? 0),
+    modifiedAt: info.modifiedTime instanceof Date ? info.modifiedTime : null,
+  };
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function parentOf(path: string): string {
+  const index = path.lastIndexOf("/");
+  return index <= 0 ? "/" : path.slice(0, index);
+}
+
+function normalise(path: string): string | undefined {
+  const segments: string[] = [];
+  for (const segment of path.split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") {
+      if (segments.length === 0) return undefined;
+      segments.pop();
+    } else segments.push(segment);
+  }
+  return "/" + segments.join("/");
+}
+
+function isInside(path: string, root: string): boolean {
+  return path === root || path.startsWith(`${root}/`);
+}
+
+/**
+ * One live E2B sandbox as an sbx driver: commands through envd's process API, files through envd's filesystem
+ * API, code through the code interpreter. Every SDK error is mapped by `mapE2BError`.
+ */
+export class E2BDriver implements SandboxDriverV1 {
+  readonly id: string;
+  readonly workspace = E2B_WORKSPACE;
+  readonly audit: DriverAudit;
+  private destroyed: Promise<void> | undefined;
+  private readonly encoder = new TextEncoder();
+  private readonly contexts = new Map<string, { id: string; language: string; cwd: string }>();
+
+  constructor(
+    private readonly sandbox: CodeInterpreterSandbox,
+    private readonly options: E2BDriverOptions,
+  ) {
+    this.id = sandbox.sandboxId;
+    this.audit = options.audit;
+  }
+
+  private fail(error: unknown, operation: string, path?: string): never {
+    throw mapE2BError(error, { operation, sandboxId: this.id, path, timeoutMs: this.options.requestTimeoutMs });
+  }
+
+  private get fileOptions() {
+    return { user: this.options.user, requestTimeoutMs: this.options.requestTimeoutMs };
+  }
+
+  async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    let handle: Awaited<ReturnType<CodeInterpreterSandbox["commands"]["run"]>> & { pid: number };
+    try {
+      handle = await this.sandbox.commands.run(request.command, {
+        background: true,
+        cwd: request.cwd,
+        envs: { ...request.env },
+        user: this.options.user,
+        stdin: request.stdin,
+        timeoutMs: NO_STREAM_DEADLINE_MS,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        // The SDK hands output over as text it decoded with a streaming UTF-8 decoder; re-encoding gives the
+        // original bytes for valid UTF-8. Invalid bytes were already replaced by U+FFFD inside the SDK.
+        onStdout: (text: string) => request.onStdout(this.encoder.encode(text)),
+        onStderr: (text: string) => request.onStderr(this.encoder.encode(text)),
+      });
+    } catch (error) {
+      this.fail(error, "start a command");
+    }
+    const pid = handle.pid;
+    let exited = false;
+    let killed = false;
+    const exit = handle.wait().then(
+      (result) => ({ exitCode: result.exitCode }),
+      (error: unknown) => {
+        const exitCode = (error as { exitCode?: unknown }).exitCode;
+        if ((error as { name?: string }).name === "CommandExitError" && typeof exitCode === "number") {
+          return { exitCode: exitCode < 0 ? KILLED_EXIT_CODE : exitCode };
+        }
+        if (killed || this.destroyed) return { exitCode: KILLED_EXIT_CODE };
+        throw mapE2BError(error, { operation: "wait for a command", sandboxId: this.id });
+      },
+    ).finally(() => {
+      exited = true;
+    });
+    let killing: Promise<void> | undefined;
+    const kill = () => {
+      if (!killing) {
+        killed = true;
+        killing = (async () => {
+          if (exited || this.destroyed) return;
+          try {
+            await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, { user: "root", requestTimeoutMs: this.options.requestTimeoutMs });
+            await handle.kill();
+          } catch (error) {
+            if (exited || this.destroyed) return;
+            const mapped = mapE2BError(error, { operation: "kill a command", sandboxId: this.id });
+            if (mapped.code === "SBX_SANDBOX_NOT_FOUND") return;
+            throw mapped;
+          }
+        })();
+      }
+      return killing;
+    };
+    return {
+      pid: String(pid),
+      exit,
+      writeStdin: async (data) => {
+        try {
+          await handle.sendStdin(data, { requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          this.fail(error, "write to stdin");
+        }
+      },
+      closeStdin: async () => {
+        try {
+          await handle.closeStdin({ requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          if (exited) return;
+          this.fail(error, "close stdin");
+        }
+      },
+      kill,
+    };
+  }
+
+  async runCode(request: CodeRequest): Promise<DriverExecution> {
+    let context = request.contextId ? this.contexts.get(request.contextId) : undefined;
+    if (request.contextId && !context) context = { id: request.contextId, language: request.language, cwd: request.cwd };
+    const oneShot = context === undefined;
+    if (oneShot) context = await this.createContext(request.language, request.cwd, request.signal);
+    const target = context!;
+    const run = this.sandbox.runCode(request.code, {
+      context: target,
+      envs: { ...request.env },
+      timeoutMs: NO_STREAM_DEADLINE_MS,
+      requestTimeoutMs: this.options.requestTimeoutMs,
+      onStdout: (message) => request.onStdout(message.line),
+      onStderr: (message) => request.onStderr(message.line),
+    });
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<"aborted">((resolve) => {
+      onAbort = () => resolve("aborted");
+      if (request.signal.aborted) onAbort();
+      else request.signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([run, aborted]);
+      if (outcome === "aborted") {
+        run.catch(() => {});
+        // E2B has no interrupt call: a one-shot context is removed (its kernel ends); a caller's context is
+        // restarted, which ends the running cell and clears the context's state.
+        if (oneShot) void this.removeContext(target.id);
+        else await this.sandbox.restartCodeContext(target.id).catch(() => {});
+        return { error: null, results: null };
+      }
+      return { error: mapE2BExecutionError(outcome.error), results: outcome.results.map(mapE2BResult) };
+    } catch (error) {
+      return this.fail(error, "run code");
+    } finally {
+      if (onAbort) request.signal.removeEventListener("abort", onAbort);
+      if (oneShot && !request.signal.aborted) void this.removeContext(target.id);
+    }
+  }
+
+  private async createContext(language: string, cwd: string, signal?: AbortSignal) {
+    try {
+      const created = await this.sandbox.createCodeContext({ language, cwd, requestTimeoutMs: this.options.requestTimeoutMs });
+      if (signal?.aborted) void this.removeContext(created.id);
+      return { id: created.id, language: created.language ?? language, cwd: created.cwd ?? cwd };
+    } catch (error) {
+      return this.fail(error, "create a code context");
+    }
+  }
+
+  private async removeContext(id: string): Promise<void> {
+    await this.sandbox.removeCodeContext(id).catch(() => {});
+  }
+
+  async createCodeContext(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }> {
+    const context = await this.createContext(request.language, request.cwd, request.signal);
+    this.contexts.set(context.id, context);
+    return { id: context.id, language: context.language };
+  }
+
+  /** Stats a path, following symlinks only while they stay inside the workspace; refuses anything but a regular file. */
+  private async requireRegularFile(path: string, signal?: AbortSignal): Promise<void> {
+    let current = path;
+    for (let hops = 0; hops < 16; hops++) {
+      let info: EntryInfoLike;
+      try {
+        info = (await this.sandbox.files.getInfo(current, { ...this.fileOptions, signal })) as EntryInfoLike;
+      } catch (error) {
+        this.fail(error, "read a file", path);
+      }
+      const type = entryType(info.type);
+      if (type === "file") return;
+      if (type !== "symlink" || !info.symlinkTarget) {
+        throw new PathError({ backend: "e2b", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
+      }
+      const target = normalise(info.symlinkTarget.startsWith("/") ? info.symlinkTarget : `${parentOf(current)}/${info.symlinkTarget}`);
+      if (!target || !isInside(target, this.workspace)) {
+        throw new PathError({ backend: "e2b", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: it is a symlink leading outside the workspace ${this.workspace}.` });
+      }
+      current = target;
+    }
+    throw new PathError({ backend: "e2b", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.` });
+  }
+
+  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    // The type check and the read run side by side, so a read costs one round trip, not two.
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", forward, { once: true });
+    const read = this.sandbox.files.read(path, { ...this.fileOptions, format: "stream", signal: controller.signal });
+    read.catch(() => {});
+    try {
+      await this.requireRegularFile(path, options.signal);
+    } catch (error) {
+      controller.abort();
+      void read.then((stream) => stream.cancel()).catch(() => {});
+      throw error;
+    } finally {
+      options.signal?.removeEventListener("abort", forward);
+    }
+    try {
+      return (await read) as ReadableStream<Uint8Array>;
+    } catch (error) {
+      this.fail(error, "read a file", path);
+    }
+  }
+
+  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
+    try {
+      await this.sandbox.files.write(path, data as ReadableStream, { ...this.fileOptions, signal: options.signal });
+    } catch (error) {
+      this.fail(error, "write a file", path);
+    }
+  }
+
+  async list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]> {
+    const info = await this.stat(path, options);
+    if (info.type !== "directory") throw new PathError({ backend: "e2b", path, reason: "not-a-directory" });
+    try {
+      const entries = (await this.sandbox.files.list(path, { ...this.fileOptions, depth: 1, signal: options.signal })) as EntryInfoLike[];
+      return entries.map(toFileEntry);
+    } catch (error) {
+      this.fail(error, "list a directory", path);
+    }
+  }
+
+  async stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
+    try {
+      return toFileEntry((await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal: options.signal })) as EntryInfoLike);
+    } catch (error) {
+      this.fail(error, "stat a file", path);
+    }
+  }
+
+  async remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
+    // envd removes recursively and succeeds on a missing path, so both are checked first.
+    const info = await this.stat(path, options);
+    if (info.type === "directory" && !options.recursive) {
+      throw new PathError({ backend: "e2b", path, reason: "is-a-directory", message: `Refused to remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.` });
+    }
+    try {
+      await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
+    } catch (error) {
+      this.fail(error, "remove a file", path);
+    }
+  }
+
+  async mkdir(path: string, options: { signal?: AbortSignal }): Promise<void> {
+    let created: boolean;
+    try {
+      created = await this.sandbox.files.makeDir(path, { ...this.fileOptions, signal: options.signal });
+    } catch (error) {
+      this.fail(error, "make a directory", path);
+    }
+    if (!created) {
+      const info = await this.stat(path, options);
+      if (info.type !== "directory") throw new PathError({ backend: "e2b", path, reason: "exists", message: `Cannot make directory ${JSON.stringify(path)}: a ${info.type} is in the way.` });
+    }
+  }
+
+  async rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void> {
+    try {
+      await this.sandbox.files.rename(from, to, { ...this.fileOptions, signal: options.signal });
+    } catch (error) {
+      this.fail(error, "rename a file", from);
+    }
+  }
+
+  async destroy(): Promise<void> {
+    if (!this.destroyed) {
+      this.destroyed = (async () => {
+        try {
+          await this.sandbox.kill({ requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          const mapped = mapE2BError(error, { operation: "kill the sandbox", sandboxId: this.id });
+          if (mapped.code !== "SBX_SANDBOX_NOT_FOUND") throw mapped;
+        }
+      })();
+    }
+    return this.destroyed;
+  }
+}
+

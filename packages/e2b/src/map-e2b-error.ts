@@ -1,0 +1,87 @@
+import {
+  AbortedError,
+  BackendUnavailableError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  PathError,
+  ProviderError,
+  SandboxNotFoundError,
+  SbxError,
+  TimeoutError,
+} from "@sbx/core";
+
+/** Where an SDK error happened, for the message and the typed fields of the mapped error. */
+export interface E2BErrorContext {
+  /** What the adapter was doing, for example `"read a file"`. */
+  readonly operation: string;
+  /** The sandbox involved, when there is one. */
+  readonly sandboxId?: string;
+  /** The sandbox path involved, for file operations. */
+  readonly path?: string;
+  /** The request timeout in force, for `TimeoutError.timeoutMs`. */
+  readonly timeoutMs?: number;
+}
+
+/** Where to get an E2B API key; used in every authentication message. */
+export const E2B_KEY_REMEDY = "Create an API key at https://e2b.dev/dashboard (API keys tab) and set E2B_API_KEY, or pass settings.apiKey.";
+
+function nameOf(error: unknown): string {
+  if (typeof error !== "object" || error === null) return "";
+  const name = (error as { name?: unknown }).name;
+  return typeof name === "string" ? name : "";
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Maps an error thrown by the `e2b` or `@e2b/code-interpreter` SDK onto a core error, keeping the SDK error as
+ * `cause`. Matching is by error name, so it works across SDK copies and versions:
+ *
+ * | SDK error | core error |
+ * |---|---|
+ * | `SandboxNotFoundError` (sandbox gone, expired or never existed) | `SandboxNotFoundError` |
+ * | `FileNotFoundError` | `FileNotFoundError` (path given) |
+ * | `NotFoundError` (deprecated generic) | `FileNotFoundError` for file operations, else `SandboxNotFoundError` |
+ * | `TimeoutError` (request timeout, or sandbox reached its end of life mid-request) | `TimeoutError` (`killed: false`, retryable) |
+ * | `AuthenticationError` (401, missing or rejected key) | `BackendUnavailableError` (not retryable) with how to get a key |
+ * | `RateLimitError` (429 after the SDK's own retries), `ServiceBusyError` (503) | `ProviderError`, retryable |
+ * | `InvalidArgumentError` | `InvalidArgumentError` (`field: "e2b"`), or `PathError` for file operations |
+ * | `AbortError` | `AbortedError` |
+ * | anything else (`SandboxError`, `NotEnoughSpaceError`, `TemplateError`, network errors) | `ProviderError` |
+ *
+ * Authentication is `BackendUnavailableError` because nothing can be done with the backend until the key is fixed,
+ * the same situation as a missing key.
+ */
+export function mapE2BError(error: unknown, context: E2BErrorContext): SbxError {
+  if (SbxError.isInstance(error)) return error;
+  const name = nameOf(error);
+  const detail = messageOf(error);
+  const where = context.sandboxId ? ` (sandbox ${context.sandboxId})` : "";
+  const isFileOperation = context.path !== undefined;
+  switch (name) {
+    case "SandboxNotFoundError":
+      return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B sandbox not found while trying to ${context.operation}${where}: it was killed, reached its timeout, or never existed. ${detail}` });
+    case "FileNotFoundError":
+      return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path ?? "" });
+    case "NotFoundError":
+      if (isFileOperation) return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path! });
+      return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B reported "not found" while trying to ${context.operation}${where}: ${detail}` });
+    case "TimeoutError":
+      return new TimeoutError({ backend: "e2b", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `E2B timed out while trying to ${context.operation}${where}: ${detail}` });
+    case "AuthenticationError":
+      return new BackendUnavailableError({ backend: "e2b", cause: error, retryable: false, remedy: E2B_KEY_REMEDY, message: `E2B rejected the API key while trying to ${context.operation}: ${detail} ${E2B_KEY_REMEDY}` });
+    case "RateLimitError":
+      return new ProviderError({ backend: "e2b", cause: error, retryable: true, message: `E2B rate limit reached while trying to ${context.operation}${where}; retry later. ${detail}` });
+    case "ServiceBusyError":
+      return new ProviderError({ backend: "e2b", cause: error, retryable: true, message: `E2B is temporarily busy (503) while trying to ${context.operation}${where}; nothing was changed, retry later. ${detail}` });
+    case "InvalidArgumentError":
+      if (isFileOperation) return new PathError({ backend: "e2b", cause: error, path: context.path!, reason: "invalid", message: `E2B refused the path ${JSON.stringify(context.path)} while trying to ${context.operation}: ${detail}` });
+      return new InvalidArgumentError({ backend: "e2b", cause: error, field: "e2b", message: `E2B refused an argument while trying to ${context.operation}${where}: ${detail}` });
+    case "AbortError":
+      return new AbortedError({ backend: "e2b", cause: error });
+    default:
+      return new ProviderError({ backend: "e2b", cause: error, message: `The e2b backend failed while trying to ${context.operation}${where}: ${detail}` });
+  }
+}

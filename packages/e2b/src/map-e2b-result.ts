@@ -1,0 +1,66 @@
+import type { ExecutionError, ExecutionResult } from "@sbx/core";
+
+/** The fields of a code interpreter `Result` this mapping reads (structural, so any SDK version fits). */
+export interface E2BResultLike {
+  readonly isMainResult: boolean;
+  readonly text?: string;
+  readonly html?: string;
+  readonly markdown?: string;
+  readonly svg?: string;
+  readonly png?: string;
+  readonly jpeg?: string;
+  readonly pdf?: string;
+  readonly latex?: string;
+  readonly json?: unknown;
+  readonly javascript?: string;
+  readonly data?: unknown;
+  readonly chart?: unknown;
+  readonly extra?: Record<string, unknown>;
+}
+
+/**
+ * E2B result field → MIME type. Binary types (png, jpeg, pdf) stay base64, as E2B delivers them.
+ * `data` and `chart` are E2B's own structured extractions (dataframes, charts), under vendor MIME types.
+ */
+export const E2B_RESULT_MIME_TYPES = {
+  text: "text/plain",
+  html: "text/html",
+  markdown: "text/markdown",
+  svg: "image/svg+xml",
+  png: "image/png",
+  jpeg: "image/jpeg",
+  pdf: "application/pdf",
+  latex: "text/latex",
+  json: "application/json",
+  javascript: "application/javascript",
+  data: "application/vnd.e2b.data+json",
+  chart: "application/vnd.e2b.chart+json",
+} as const;
+
+function asText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * Maps one E2B result (from the code interpreter's own result channel, never from stdout) to the core
+ * `ExecutionResult`: a MIME bundle. Fields E2B did not send are left out; unknown extra formats keep their key
+ * when it already looks like a MIME type.
+ */
+export function mapE2BResult(result: E2BResultLike): ExecutionResult {
+  const data: Record<string, string> = {};
+  for (const [field, mime] of Object.entries(E2B_RESULT_MIME_TYPES)) {
+    const value = (result as unknown as Record<string, unknown>)[field];
+    if (value !== undefined && value !== null) data[mime] = asText(value);
+  }
+  for (const [key, value] of Object.entries(result.extra ?? {})) {
+    if (value === undefined || value === null) continue;
+    data[key.includes("/") ? key : `application/vnd.e2b.${key}`] = asText(value);
+  }
+  return { isMainResult: result.isMainResult === true, data };
+}
+
+/** Maps the code interpreter's error (raised by the code) to the core `ExecutionError`. */
+export function mapE2BExecutionError(error: { name: string; value: string; traceback: string } | undefined | null): ExecutionError | null {
+  if (!error) return null;
+  return { name: String(error.name), value: String(error.value), traceback: String(error.traceback ?? "") };
+}
