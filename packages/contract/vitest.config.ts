@@ -2,7 +2,7 @@ import { defineProject } from "vitest/config";
 
 export default defineProject({
   test: {
-    name: "contract",
+    name: "contract-harness",
     include: ["test/**/*.test.ts"],
     testTimeout: 120_000,
     hookTimeout: 180_000,
