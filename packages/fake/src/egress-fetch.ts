@@ -1,0 +1,67 @@
+import type { SecureFetch } from "just-bash";
+import type { NetworkPolicy } from "@sbx/core";
+import { createHostMatcher } from "./host-allowlist.js";
+
+/** Most redirects followed by `curl -L` inside the fake. */
+const MAX_REDIRECTS = 10;
+
+/** How the fake enforces one egress policy, in words for the audit record. */
+export function describeEgressEnforcement(policy: NetworkPolicy): string {
+  if (policy.egress === "allow") return "in-process: just-bash curl given a fetch that reaches any host; Python (python3 in commands, runCode) has no working sockets in this engine";
+  if (policy.allow && policy.allow.length > 0) {
+    return `in-process: just-bash curl given a fetch that checks every request and redirect against the host allowlist (${policy.allow.join(", ")}); Python socket connections outside it are refused by an audit hook`;
+  }
+  return "in-process: just-bash curl given a fetch that refuses every request; Python socket connections are refused by an audit hook (just-bash's CPython has no network at all)";
+}
+
+/**
+ * The fetch just-bash's `curl` uses: refuses everything under `egress: "deny"` without an allowlist,
+ * checks each request and each redirect hop against the allowlist, and passes through under `egress: "allow"`.
+ */
+export function createEgressFetch(policy: NetworkPolicy): SecureFetch {
+  const allowed: (host: string) => boolean =
+    policy.egress === "allow" ? () => true : createHostMatcher(policy.allow ?? []);
+  return async (url, options = {}) => {
+    let current = url;
+    let method = options.method ?? "GET";
+    let body = options.body;
+    const follow = options.followRedirects ?? true;
+    const limit = options.maxRedirects ?? MAX_REDIRECTS;
+    for (let hop = 0; ; hop++) {
+      const parsed = new URL(current);
+      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error(`Network access denied: only http and https are supported (${parsed.protocol})`);
+      if (!allowed(parsed.hostname)) {
+        throw new Error(`Network access denied by the sandbox egress policy: ${parsed.hostname} is not allowed`);
+      }
+      const response = await fetch(current, {
+        method,
+        headers: options.headers,
+        body: method === "GET" || method === "HEAD" ? undefined : body,
+        redirect: "manual",
+        signal: combineSignals(options.signal, options.timeoutMs),
+      });
+      const location = response.headers.get("location");
+      if (follow && location && response.status >= 300 && response.status < 400) {
+        if (hop >= limit) throw new Error(`Too many redirects (more than ${limit})`);
+        await response.body?.cancel();
+        current = new URL(location, current).href;
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+          method = "GET";
+          body = undefined;
+        }
+        continue;
+      }
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        headers[name] = value;
+      });
+      return { status: response.status, statusText: response.statusText, headers, body: new Uint8Array(await response.arrayBuffer()), url: current };
+    }
+  };
+}
+
+function combineSignals(signal: AbortSignal | undefined, timeoutMs: number | undefined): AbortSignal | undefined {
+  const signals = [signal, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined].filter((value): value is AbortSignal => value !== undefined);
+  if (signals.length === 0) return undefined;
+  return signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+}

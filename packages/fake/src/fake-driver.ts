@@ -1,0 +1,428 @@
+import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type BashExecResult, type IFileSystem } from "just-bash";
+import {
+  FileNotFoundError,
+  PathError,
+  ProviderError,
+  SandboxNotFoundError,
+  type CodeRequest,
+  type DriverAudit,
+  type DriverExecution,
+  type FileEntry,
+  type Mount,
+  type ResolvedCreateOptions,
+  type SandboxDriverV1,
+  type SpawnedProcess,
+  type SpawnRequest,
+} from "@sbx/core";
+import type { CallRecord } from "./call-record.js";
+import { createEgressFetch } from "./egress-fetch.js";
+import type { FaultInjector } from "./fault-injector.js";
+import { handlerMatches, type ResolvedFakeSettings } from "./fake-settings.js";
+import type { PythonEntry, PythonRoot, PythonRuntime } from "./python-runtime.js";
+
+/** Exit code reported for a killed command: 128 + SIGKILL. */
+const KILLED_EXIT_CODE = 137;
+
+/** Everything a driver needs from its provider. */
+export interface FakeDriverOptions {
+  readonly id: string;
+  readonly options: ResolvedCreateOptions;
+  readonly settings: ResolvedFakeSettings;
+  readonly statefulCode: boolean;
+  readonly calls: CallRecord;
+  readonly faults: FaultInjector;
+  readonly python: () => PythonRuntime;
+  readonly audit: DriverAudit;
+  readonly onDestroyed: (id: string) => void;
+}
+
+const encoder = new TextEncoder();
+
+function outputBytes(text: string, kind: BashExecResult["stdoutKind"]): Uint8Array {
+  return kind === "bytes" ? new Uint8Array(Buffer.from(text, "latin1")) : encoder.encode(text);
+}
+
+/** Turns a just-bash filesystem error (plain `Error("ENOENT: ...")`) into the matching sbx error. */
+function translateFileError(error: unknown, path: string): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = /^([A-Z]+):/.exec(message)?.[1];
+  switch (code) {
+    case "ENOENT": return new FileNotFoundError({ path, backend: "fake", cause: error });
+    case "EISDIR": return new PathError({ path, reason: "is-a-directory", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it is a directory.` });
+    case "ENOTDIR": return new PathError({ path, reason: "not-a-directory", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: a parent is not a directory.` });
+    case "EEXIST": return new PathError({ path, reason: "exists", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it already exists.` });
+    case "ENOTEMPTY": return new PathError({ path, reason: "not-empty", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: the directory is not empty; pass { recursive: true }.` });
+    case "EROFS": case "EACCES": case "EPERM": return new PathError({ path, reason: "read-only", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it is on a read-only mount.` });
+    default: return new ProviderError({ backend: "fake", cause: error, message: `The fake backend's filesystem failed on ${path}: ${message}` });
+  }
+}
+
+/** One in-process sandbox: a just-bash shell over an in-memory filesystem with host mounts, and Pyodide for code. */
+export class FakeDriver implements SandboxDriverV1 {
+  readonly id: string;
+  readonly workspace: string;
+  readonly audit: DriverAudit;
+  readonly createCodeContext?: SandboxDriverV1["createCodeContext"];
+  private readonly bash: Bash;
+  private readonly fs: MountableFs;
+  private readonly processes = new Set<SpawnedProcess>();
+  private readonly contexts: string[] = [];
+  private readonly secrets: string[];
+  private readonly lifetimeTimer: NodeJS.Timeout;
+  private nextPid = 100;
+  private destroyed = false;
+  private expired = false;
+
+  constructor(private readonly config: FakeDriverOptions) {
+    const { options, settings } = config;
+    this.id = config.id;
+    this.workspace = settings.workspace;
+    this.audit = config.audit;
+    this.secrets = Object.values(options.secrets).filter((value) => value.length > 0);
+    this.fs = new MountableFs({ base: new InMemoryFs() });
+    for (const mount of options.mounts) this.fs.mount(mount.sandboxPath, mountFilesystem(mount));
+    this.bash = new Bash({
+      fs: this.fs,
+      cwd: this.workspace,
+      env: { HOME: this.workspace, USER: "user", LANG: "C.UTF-8" },
+      python: true,
+      fetch: createEgressFetch(options.network),
+      processInfo: { pid: 1, ppid: 0 },
+      executionLimits: {
+        maxExecutionTimeMs: options.timeoutMs,
+        maxPythonTimeoutMs: options.timeoutMs,
+        maxCommandCount: 10_000_000,
+        maxLoopIterations: 100_000_000,
+      },
+    });
+    if (config.statefulCode) this.createCodeContext = (request) => this.newCodeContext(request);
+    this.lifetimeTimer = setTimeout(() => {
+      this.expired = true;
+      void this.destroy();
+    }, options.timeoutMs);
+    this.lifetimeTimer.unref();
+  }
+
+  /** Creates the workspace, /tmp and the seed files. */
+  async initialise(): Promise<void> {
+    await this.fs.mkdir(this.workspace, { recursive: true });
+    await this.fs.mkdir("/tmp", { recursive: true });
+    for (const [path, content] of Object.entries(this.config.settings.files)) {
+      const absolute = path.startsWith("/") ? path : `${this.workspace}/${path}`;
+      await this.fs.mkdir(absolute.slice(0, absolute.lastIndexOf("/")) || "/", { recursive: true });
+      await this.fs.writeFile(absolute, content);
+    }
+  }
+
+  private record(kind: "command" | "runCode" | "createCodeContext" | "file" | "kill", operation: string, parameters: Record<string, unknown>): void {
+    this.config.calls.add(kind, this.id, operation, parameters, this.secrets);
+  }
+
+  private ensureAvailable(): void {
+    if (this.config.faults.isLost(this.id) || this.expired) {
+      throw new SandboxNotFoundError({ sandboxId: this.id, backend: "fake", message: `Sandbox ${this.id} no longer exists (it expired, was lost or was killed).` });
+    }
+    if (this.destroyed) throw new SandboxNotFoundError({ sandboxId: this.id, backend: "fake", message: `Sandbox ${this.id} was destroyed.` });
+  }
+
+  /** Kills every running process (used when the sandbox is lost). */
+  killAll(): void {
+    for (const process of this.processes) void process.kill();
+  }
+
+  async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    this.ensureAvailable();
+    this.record("command", "spawn", { command: request.command, cwd: request.cwd, env: request.env, stdin: request.stdin });
+    this.config.faults.takeCommandTimeout();
+    const pid = String(this.nextPid++);
+    const controller = new AbortController();
+    const stdinChunks: Uint8Array[] = [];
+    let stdinOpen = request.stdin;
+    let killed = false;
+    let begun = false;
+    let settle!: (value: { exitCode: number }) => void;
+    const exit = new Promise<{ exitCode: number }>((resolve) => {
+      settle = resolve;
+    });
+    const handler = this.config.settings.handlers.commands.find((candidate) => handlerMatches(candidate.match, request.command));
+
+    const begin = () => {
+      if (begun) return;
+      begun = true;
+      const stdin = Buffer.concat(stdinChunks).toString("latin1");
+      void (async () => {
+        if (handler) {
+          const response = await handler.respond({ command: request.command, cwd: request.cwd, env: request.env, stdin: Buffer.from(stdin, "latin1").toString("utf8"), sandboxId: this.id });
+          if (killed) return;
+          if (response.stdout) request.onStdout(encoder.encode(response.stdout));
+          if (response.stderr) request.onStderr(encoder.encode(response.stderr));
+          settle({ exitCode: response.exitCode ?? 0 });
+          return;
+        }
+        let result: BashExecResult;
+        try {
+          result = await this.bash.exec(request.command, {
+            cwd: request.cwd,
+            env: { HOME: this.workspace, ...request.env },
+            stdin: stdin.length > 0 ? stdin : undefined,
+            stdinKind: "bytes",
+            signal: controller.signal,
+            rawScript: true,
+          });
+        } catch (error) {
+          // just-bash rejects on some filesystem errors (for example EROFS through a redirection).
+          if (!killed) request.onStderr(encoder.encode(`bash: ${error instanceof Error ? error.message : String(error)}\n`));
+          settle({ exitCode: killed ? KILLED_EXIT_CODE : 1 });
+          return;
+        }
+        let stderr = result.stderr;
+        if (killed) stderr = stderr.replace(/bash: execution aborted\n?$/, "");
+        if (result.stdout) request.onStdout(outputBytes(result.stdout, result.stdoutKind));
+        if (stderr) request.onStderr(encoder.encode(stderr));
+        settle({ exitCode: killed ? KILLED_EXIT_CODE : result.exitCode });
+      })().catch((error) => {
+        request.onStderr(encoder.encode(`fake: ${error instanceof Error ? error.message : String(error)}\n`));
+        settle({ exitCode: killed ? KILLED_EXIT_CODE : 1 });
+      });
+    };
+
+    const process: SpawnedProcess = {
+      pid,
+      exit,
+      writeStdin: async (data) => {
+        this.ensureAvailable();
+        if (!stdinOpen) throw new ProviderError({ backend: "fake", message: "stdin is closed." });
+        stdinChunks.push(data.slice());
+      },
+      closeStdin: async () => {
+        stdinOpen = false;
+        begin();
+      },
+      kill: async () => {
+        if (killed) return;
+        killed = true;
+        controller.abort();
+        if (!begun) settle({ exitCode: KILLED_EXIT_CODE });
+        else if (handler) settle({ exitCode: KILLED_EXIT_CODE });
+      },
+    };
+    this.processes.add(process);
+    void exit.then(() => this.processes.delete(process));
+    // Commands read their whole standard input up front (just-bash takes stdin as one string), so a command
+    // with open stdin starts when stdin is closed.
+    if (!request.stdin) begin();
+    return process;
+  }
+
+  private async newCodeContext(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }> {
+    this.ensureAvailable();
+    const contextId = `${this.id}-context-${this.contexts.length + 1}-${crypto.randomUUID().slice(0, 8)}`;
+    this.record("createCodeContext", "createCodeContext", { language: request.language, contextId });
+    await this.config.python().createContext(contextId);
+    this.contexts.push(contextId);
+    return { id: contextId, language: request.language };
+  }
+
+  async runCode(request: CodeRequest): Promise<DriverExecution> {
+    this.ensureAvailable();
+    this.record("runCode", "runCode", { code: request.code, language: request.language, contextId: request.contextId ?? null, cwd: request.cwd });
+    this.config.faults.takeCodeTimeout();
+    const handler = this.config.settings.handlers.code.find((candidate) => handlerMatches(candidate.match, request.code));
+    if (handler) {
+      const response = await handler.respond({ code: request.code, language: request.language, contextId: request.contextId, sandboxId: this.id });
+      if (response.stdout) request.onStdout(response.stdout);
+      if (response.stderr) request.onStderr(response.stderr);
+      return { error: response.error ?? null, results: null };
+    }
+    if (request.contextId !== undefined && !this.contexts.includes(request.contextId)) {
+      throw new ProviderError({ backend: "fake", message: `No code context ${request.contextId} in sandbox ${this.id}.` });
+    }
+    const roots = await this.snapshotRoots();
+    const stdoutDecoder = new TextDecoder();
+    const stderrDecoder = new TextDecoder();
+    const outcome = await this.config.python().run({
+      code: request.code,
+      contextId: request.contextId ?? null,
+      cwd: request.cwd,
+      env: { HOME: this.workspace, ...request.env },
+      roots,
+      policy: this.config.options.network,
+      signal: request.signal,
+      onStdout: (chunk) => request.onStdout(stdoutDecoder.decode(chunk, { stream: true })),
+      onStderr: (chunk) => request.onStderr(stderrDecoder.decode(chunk, { stream: true })),
+    });
+    if (!this.destroyed) await this.applyRoots(roots, outcome.roots);
+    return { error: outcome.error, results: null };
+  }
+
+  /** The folders Python sees: the workspace, /tmp and every mount (read-only mounts stay read-only). */
+  private async snapshotRoots(): Promise<PythonRoot[]> {
+    const readOnlyMounts = this.config.options.mounts.filter((mount) => mount.readOnly).map((mount) => mount.sandboxPath);
+    const isReadOnly = (path: string) => readOnlyMounts.some((mount) => path === mount || path.startsWith(`${mount}/`));
+    const paths = new Map<string, boolean>([[this.workspace, false], ["/tmp", false]]);
+    for (const mount of this.config.options.mounts) paths.set(mount.sandboxPath, mount.readOnly);
+    const roots: PythonRoot[] = [];
+    for (const [path, readOnly] of paths) {
+      const entries: PythonEntry[] = [];
+      await this.walk(path, entries, (candidate) => candidate !== path && !readOnly && isReadOnly(candidate));
+      roots.push({ path, readOnly, entries });
+    }
+    return roots;
+  }
+
+  private async walk(path: string, entries: PythonEntry[], skip: (path: string) => boolean): Promise<void> {
+    let stat;
+    try {
+      stat = await this.fs.lstat(path);
+    } catch {
+      return;
+    }
+    if (skip(path)) return;
+    if (stat.isDirectory) {
+      entries.push({ path, kind: "dir" });
+      for (const name of await this.fs.readdir(path)) await this.walk(path === "/" ? `/${name}` : `${path}/${name}`, entries, skip);
+    } else if (stat.isFile) entries.push({ path, kind: "file", data: await this.fs.readFileBuffer(path) });
+  }
+
+  /** Copies what Python changed back into the shell's filesystem. */
+  private async applyRoots(before: readonly PythonRoot[], after: readonly PythonRoot[]): Promise<void> {
+    const readOnlyMounts = this.config.options.mounts.filter((mount) => mount.readOnly).map((mount) => mount.sandboxPath);
+    const isReadOnly = (path: string) => readOnlyMounts.some((mount) => path === mount || path.startsWith(`${mount}/`));
+    for (const root of after) {
+      const previous = new Map((before.find((candidate) => candidate.path === root.path)?.entries ?? []).map((entry) => [entry.path, entry]));
+      const present = new Set<string>();
+      for (const entry of root.entries) {
+        present.add(entry.path);
+        if (isReadOnly(entry.path)) continue;
+        const old = previous.get(entry.path);
+        try {
+          if (entry.kind === "dir") {
+            if (!old || old.kind !== "dir") {
+              if (old) await this.fs.rm(entry.path, { force: true });
+              await this.fs.mkdir(entry.path, { recursive: true });
+            }
+          } else if (!old || old.kind !== "file" || !Buffer.from(old.data!).equals(Buffer.from(entry.data!))) {
+            if (old && old.kind === "dir") await this.fs.rm(entry.path, { recursive: true, force: true });
+            await this.fs.writeFile(entry.path, entry.data!);
+          }
+        } catch {
+          // Best effort: a write the shell's filesystem refuses (for example on a read-only mount) is dropped.
+        }
+      }
+      for (const [path] of previous) {
+        if (present.has(path) || isReadOnly(path)) continue;
+        await this.fs.rm(path, { recursive: true, force: true }).catch(() => {});
+      }
+    }
+  }
+
+  async readFile(path: string): Promise<ReadableStream<Uint8Array>> {
+    this.ensureAvailable();
+    this.record("file", "readFile", { path });
+    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, path); });
+    let target = path;
+    if (stat.isSymbolicLink) {
+      target = await this.fs.realpath(path).catch((error) => { throw translateFileError(error, path); });
+      if (target !== this.workspace && !target.startsWith(`${this.workspace}/`)) {
+        throw new PathError({ path, reason: "not-a-regular-file", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is a symlink pointing outside the workspace.` });
+      }
+    }
+    const resolved = await this.fs.stat(target).catch((error) => { throw translateFileError(error, path); });
+    if (!resolved.isFile) throw new PathError({ path, reason: "not-a-regular-file", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a regular file.` });
+    const bytes = await this.fs.readFileBuffer(target).catch((error) => { throw translateFileError(error, path); });
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        const chunkSize = 64 * 1024;
+        for (let offset = 0; offset < bytes.byteLength; offset += chunkSize) controller.enqueue(bytes.slice(offset, offset + chunkSize));
+        controller.close();
+      },
+    });
+  }
+
+  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
+    this.ensureAvailable();
+    const chunks: Uint8Array[] = [];
+    const reader = data.getReader();
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+    }
+    const bytes = new Uint8Array(Buffer.concat(chunks));
+    this.record("file", "writeFile", { path, bytes: bytes.byteLength });
+    const existing = await this.fs.lstat(path).catch(() => undefined);
+    if (existing?.isDirectory) throw translateFileError(new Error("EISDIR: is a directory"), path);
+    const parent = path.slice(0, path.lastIndexOf("/")) || "/";
+    await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
+    await this.fs.writeFile(path, bytes).catch((error) => { throw translateFileError(error, path); });
+  }
+
+  private async entry(path: string): Promise<FileEntry> {
+    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, path); });
+    return {
+      name: path.slice(path.lastIndexOf("/") + 1),
+      path,
+      type: stat.isSymbolicLink ? "symlink" : stat.isDirectory ? "directory" : stat.isFile ? "file" : "other",
+      size: stat.isDirectory ? 0 : stat.size,
+      modifiedAt: stat.mtime instanceof Date ? stat.mtime : null,
+    };
+  }
+
+  async list(path: string): Promise<FileEntry[]> {
+    this.ensureAvailable();
+    this.record("file", "list", { path });
+    const info = await this.entry(path);
+    if (info.type !== "directory") throw new PathError({ path, reason: "not-a-directory", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a directory.` });
+    const names = await this.fs.readdir(path).catch((error) => { throw translateFileError(error, path); });
+    return Promise.all(names.sort().map((name) => this.entry(path === "/" ? `/${name}` : `${path}/${name}`)));
+  }
+
+  async stat(path: string): Promise<FileEntry> {
+    this.ensureAvailable();
+    this.record("file", "stat", { path });
+    return this.entry(path);
+  }
+
+  async remove(path: string, options: { recursive: boolean }): Promise<void> {
+    this.ensureAvailable();
+    this.record("file", "remove", { path, recursive: options.recursive });
+    const info = await this.entry(path);
+    if (info.type === "directory" && !options.recursive) {
+      const names = await this.fs.readdir(path);
+      if (names.length > 0) throw translateFileError(new Error("ENOTEMPTY: directory not empty"), path);
+    }
+    await this.fs.rm(path, { recursive: options.recursive }).catch((error) => { throw translateFileError(error, path); });
+  }
+
+  async mkdir(path: string): Promise<void> {
+    this.ensureAvailable();
+    this.record("file", "mkdir", { path });
+    const existing = await this.fs.lstat(path).catch(() => undefined);
+    if (existing && !existing.isDirectory) throw new PathError({ path, reason: "exists", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a file with that name exists.` });
+    await this.fs.mkdir(path, { recursive: true }).catch((error) => { throw translateFileError(error, path); });
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    this.ensureAvailable();
+    this.record("file", "rename", { from, to });
+    await this.fs.lstat(from).catch((error) => { throw translateFileError(error, from); });
+    const parent = to.slice(0, to.lastIndexOf("/")) || "/";
+    await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
+    await this.fs.mv(from, to).catch((error) => { throw translateFileError(error, from); });
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    clearTimeout(this.lifetimeTimer);
+    this.record("kill", "destroy", {});
+    await Promise.allSettled([...this.processes].map((process) => process.kill()));
+    if (this.contexts.length > 0) this.config.python().dropContexts(this.contexts);
+    this.config.onDestroyed(this.id);
+  }
+}
+
+function mountFilesystem(mount: Mount): IFileSystem {
+  return mount.readOnly ? new OverlayFs({ root: mount.hostPath, mountPoint: "/", readOnly: true }) : new ReadWriteFs({ root: mount.hostPath });
+}
