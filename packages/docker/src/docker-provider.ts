@@ -1,0 +1,261 @@
+import { randomUUID } from "node:crypto";
+import {
+
+  InvalidArgumentError,
+  ProviderError,
+  SandboxNotFoundError,
+  SbxError,
+  defineCapabilities,
+  throwIfAborted,
+  type BackendStatus,
+  type DriverAudit,
+  type ProviderCreateRequest,
+  type ResolvedCreateOptions,
+  type SandboxDriverV1,
+  type SandboxProviderV1,
+} from "@sbx/core";
+import type Docker from "dockerode";
+import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
+import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
+import { runArgv, spawnCommand } from "./exec-process.js";
+import { pullImage } from "./image-pull.js";
+import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
+import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
+import { SandboxFiles } from "./sandbox-files.js";
+import { describeEndpoint, parseDockerSettings, resolveEndpoint, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
+
+/** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
+export const DOCKER_CAPABILITIES = defineCapabilities({ BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
+
+/** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
+export const PROCESS_SESSION = randomUUID();
+
+/** What the engine says about itself. */
+interface EngineInfo {
+  readonly version: string;
+  readonly apiVersion: string;
+  readonly securityOptions: readonly string[];
+  readonly runtimes: readonly string[];
+}
+
+const engineInfoCache = new Map<string, Promise<EngineInfo>>();
+
+function engineInfoOf(docker: Docker, endpoint: EngineEndpoint): Promise<EngineInfo> {
+  const key = describeEndpoint(endpoint);
+  let cached = engineInfoCache.get(key);
+  if (!cached) {
+    cached = Promise.all([docker.version(), docker.info()]).then(([version, info]) => ({
+      version: version.Version,
+      apiVersion: version.ApiVersion,
+      securityOptions: (info.SecurityOptions ?? []) as string[],
+      runtimes: Object.keys(info.Runtimes ?? {}),
+    }));
+    cached.catch(() => engineInfoCache.delete(key));
+    engineInfoCache.set(key, cached);
+  }
+  return cached;
+}
+
+function withTimeout<Value>(promise: Promise<Value>, milliseconds: number, message: string): Promise<Value> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(message), { code: "ETIMEDOUT" })), milliseconds)))]).finally(() => clearTimeout(timer));
+}
+
+/** POST /containers/create through the modem, to keep the engine's `Warnings` (dockerode drops them). */
+function createContainerRaw(docker: Docker, config: Docker.ContainerCreateOptions, signal?: AbortSignal): Promise<{ Id: string; Warnings: string[] | null }> {
+  return new Promise((resolve, reject) => {
+    docker.modem.dial({
+      path: "/containers/create?",
+      method: "POST",
+      options: config,
+      abortSignal: signal,
+      statusCodes: { 200: true, 201: true, 400: "bad parameter", 404: "no such image", 409: "conflict", 500: "server error" },
+    } as never, (error: unknown, data: unknown) => (error ? reject(error) : resolve(data as { Id: string; Warnings: string[] | null })));
+  });
+}
+
+/** Reads the container's out-of-memory kill counter (cgroup v1 `memory.oom_control` or v2 `memory.events`). */
+async function readOomKillCount(container: Docker.Container, user: string): Promise<number | null> {
+  const result = await runArgv(container, ["sh", "-c", "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null"], { user, maxOutputBytes: 4096 });
+  const match = /^oom_kill (\d+)$/m.exec(result.stdout.toString("utf8"));
+  return match ? Number(match[1]) : null;
+}
+
+function removeQuietly(container: Docker.Container): Promise<void> {
+  return container.remove({ force: true, v: true }).then(() => undefined, (error: unknown) => {
+    const status = statusCodeOf(error);
+    if (status === 404 || status === 409) return;
+    throw error;
+  });
+}
+
+/** Builds the driver for one running, verified container. */
+function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null): SandboxDriverV1 {
+  const container = docker.getContainer(id);
+  const files = new SandboxFiles(container, policy.user, policy.workspace);
+  let oomKills = oomBaseline;
+  let destroyed: Promise<void> | undefined;
+  const checkOutOfMemory = async (): Promise<boolean | null> => {
+    const count = await readOomKillCount(container, policy.user);
+    if (count === null) return null;
+    const previous = oomKills ?? 0;
+    oomKills = count;
+    return count > previous;
+  };
+  return {
+    id,
+    workspace: policy.workspace,
+    audit,
+    spawn: (request) => spawnCommand({ container, user: policy.user, checkOutOfMemory }, request),
+    readFile: (path, options) => files.readFile(path, options),
+    writeFile: (path, data, options) => files.writeFile(path, data, options),
+    list: (path, options) => files.list(path, options),
+    stat: (path, options) => files.stat(path, options),
+    remove: (path, options) => files.remove(path, options),
+    mkdir: (path, options) => files.mkdir(path, options),
+    rename: (from, to, options) => files.rename(from, to, options),
+    destroy() {
+      destroyed ??= removeQuietly(container);
+      return destroyed;
+    },
+  };
+}
+
+/** Maps an engine error at create time to a typed sbx error. */
+function createError(error: unknown, endpoint: EngineEndpoint, policy: RequestedPolicy): Error {
+  if (SbxError.isInstance(error)) return error;
+  if (isConnectionError(error)) return engineUnavailable(endpoint, error);
+  const message = engineMessage(error);
+  if (/network .* not found/i.test(message)) {
+    return new InvalidArgumentError({ field: "settings.bridgeNetwork", backend: "docker", cause: error, message: `Invalid settings.bridgeNetwork: the Docker network ${JSON.stringify(policy.networkMode)} does not exist (${message}). Create it with \`docker network create ${policy.networkMode}\` or pass an existing one.` });
+  }
+  if (/runtime/i.test(message) && policy.runtime) {
+    return new InvalidArgumentError({ field: "settings.runtime", backend: "docker", cause: error, message: `Invalid settings.runtime: the engine does not know runtime ${JSON.stringify(policy.runtime)} (${message}). Install it (gVisor: \`apt-get install runsc\`, then add it to /etc/docker/daemon.json "runtimes") and reload the engine.` });
+  }
+  return new ProviderError({ backend: "docker", cause: error, message: `The Docker Engine refused to create the sandbox from ${JSON.stringify(policy.image)}: ${message}` });
+}
+
+/** Parses the requested policy recorded in a container's labels, for `connect`. */
+function policyFromContainer(inspect: Docker.ContainerInspectInfo, settings: ResolvedDockerSettings): RequestedPolicy {
+  const labels = inspect.Config.Labels ?? {};
+  const recorded = JSON.parse(labels[POLICY_LABEL] ?? "{}") as Partial<{ egress: "deny" | "allow"; cpus: number; memoryMiB: number; pids: number; user: "default" | "root"; lifetimeSeconds: number; runtime: string | null }>;
+  return {
+    image: inspect.Config.Image,
+    egress: recorded.egress ?? "deny",
+    networkMode: recorded.egress === "allow" ? inspect.HostConfig.NetworkMode ?? settings.bridgeNetwork : "none",
+    cpus: recorded.cpus ?? settings.defaultLimits.cpus,
+    memoryMiB: recorded.memoryMiB ?? settings.defaultLimits.memoryMiB,
+    pids: recorded.pids ?? settings.defaultLimits.pids,
+    user: inspect.Config.User,
+    userKind: recorded.user ?? "default",
+    runtime: recorded.runtime ?? undefined,
+    lifetimeSeconds: recorded.lifetimeSeconds ?? 0,
+    expiresAt: labels[EXPIRES_AT_LABEL] ?? "",
+    workspace: inspect.Config.WorkingDir || settings.workspace,
+    workspaceSizeMiB: settings.workspaceSizeMiB,
+    tmpSizeMiB: settings.tmpSizeMiB,
+    mounts: inspect.Mounts.filter((mount) => mount.Type === "bind").map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW })),
+  };
+}
+
+/**
+ * Creates the Docker provider. Settings (all optional, validated): `socketPath` or `host` (else `DOCKER_HOST`),
+ * `image` (default `"python:3.12-slim"`; the target after `docker://` wins), `runtime` (for example `"runsc"`),
+ * `bridgeNetwork` for egress-allowed sandboxes (default `"bridge"`), `onPullProgress`, and more; see `DockerSettings`.
+ */
+export function createSandboxProvider(settings?: DockerSettings | Record<string, unknown>): SandboxProviderV1 {
+  const resolved = parseDockerSettings(settings);
+  const endpoint = resolveEndpoint(resolved);
+  const docker = createDockerClient(endpoint);
+
+  async function detect(options?: { signal?: AbortSignal }): Promise<BackendStatus> {
+    try {
+      throwIfAborted(options?.signal, "docker");
+      const engine = await withTimeout(engineInfoOf(docker, endpoint), resolved.detectTimeoutMs, `no answer within ${resolved.detectTimeoutMs} ms`);
+      if (resolved.runtime && !engine.runtimes.includes(resolved.runtime)) {
+        return { backend: "docker", usable: false, isolating: true, reason: `The Docker Engine ${engine.version} at ${describeEndpoint(endpoint)} has no runtime ${JSON.stringify(resolved.runtime)} (it has ${engine.runtimes.join(", ")}).`, remedy: `Install the runtime (gVisor: \`apt-get install runsc\`), register it in /etc/docker/daemon.json "runtimes", reload the engine; or drop settings.runtime.` };
+      }
+      return { backend: "docker", usable: true, isolating: true, reason: `Docker Engine ${engine.version} (API ${engine.apiVersion}) at ${describeEndpoint(endpoint)}`, remedy: "" };
+    } catch (error) {
+      if (SbxError.isInstance(error) && error.code === "SBX_ABORTED") throw error;
+      const unavailable = engineUnavailable(endpoint, error);
+      return { backend: "docker", usable: false, isolating: true, reason: unavailable.message, remedy: `${engineRemedy(endpoint)} Or use another backend: ${ALTERNATIVE_BACKENDS.join("; ")}.` };
+    }
+  }
+
+  async function create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
+    const { options, signal } = request;
+    throwIfAborted(signal, "docker");
+    const image = request.target || resolved.image;
+    const policy = requestedPolicy(image, options, resolved);
+    const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
+    const engine = engineInfoOf(docker, endpoint);
+    engine.catch(() => {});
+    let created: { Id: string; Warnings: string[] | null };
+    try {
+      try {
+        created = await createContainerRaw(docker, config, signal);
+      } catch (error) {
+        if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !resolved.pull) throw error;
+        await pullImage(docker, image, { onProgress: resolved.onPullProgress, signal });
+        created = await createContainerRaw(docker, config, signal);
+      }
+    } catch (error) {
+      throw createError(error, endpoint, policy);
+    }
+    const container = docker.getContainer(created.Id);
+    try {
+      const warnings = (created.Warnings ?? []).filter((warning) => warning.trim().length > 0);
+      if (warnings.length > 0) throw policyNotEnforced([], warnings);
+      throwIfAborted(signal, "docker");
+      await container.start();
+      const [inspect, engineInfo] = await Promise.all([container.inspect(), engine]);
+      if (!inspect.State.Running) throw new ProviderError({ backend: "docker", message: `The sandbox container exited right after start (${inspect.State.Status}, exit code ${inspect.State.ExitCode}); the image needs \`sh\` and \`sleep\` (or python3).` });
+      const mismatches = findMismatches(policy, inspect);
+      if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
+      const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];
+      return createDriver(docker, created.Id, policy, auditFromInspect(policy, inspect, engineInfo, notes), 0);
+    } catch (error) {
+      await removeQuietly(container).catch(() => {});
+      throw createError(error, endpoint, policy);
+    }
+  }
+
+  async function connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {
+    throwIfAborted(request.signal, "docker");
+    const container = docker.getContainer(request.sandboxId);
+    let inspect: Docker.ContainerInspectInfo;
+    try {
+      inspect = await container.inspect();
+    } catch (error) {
+      if (isConnectionError(error)) throw engineUnavailable(endpoint, error);
+      if (statusCodeOf(error) === 404) throw new SandboxNotFoundError({ backend: "docker", sandboxId: request.sandboxId, message: `No Docker sandbox ${request.sandboxId}: it expired, was killed, or never existed.` });
+      throw error;
+    }
+    if (inspect.Config.Labels?.[MANAGED_LABEL] !== "1") {
+      throw new SandboxNotFoundError({ backend: "docker", sandboxId: request.sandboxId, message: `Container ${request.sandboxId} is not an sbx sandbox (it lacks the ${MANAGED_LABEL} label); refusing to attach.` });
+    }
+    if (!inspect.State.Running) throw new SandboxNotFoundError({ backend: "docker", sandboxId: request.sandboxId, message: `Docker sandbox ${request.sandboxId} is no longer running (${inspect.State.Status}).` });
+    const policy = policyFromContainer(inspect, resolved);
+    const mismatches = findMismatches(policy, inspect);
+    if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
+    const engineInfo = await engineInfoOf(docker, endpoint);
+    const baseline = await readOomKillCount(container, policy.user).catch(() => null);
+    return createDriver(docker, inspect.Id, policy, auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]), baseline);
+  }
+
+  return {
+    specificationVersion: "sbx-v1",
+    backend: "docker",
+    packageName: "@sbx/docker",
+    capabilities: DOCKER_CAPABILITIES,
+    isolating: true,
+    detect,
+    create,
+    connect,
+  };
+}
+
+/** Alias of `createSandboxProvider`: `createSandbox(docker({ runtime: "runsc" }))`. */
+export const docker = createSandboxProvider;
+

@@ -1,0 +1,7 @@
+export { createSandboxProvider, docker, DOCKER_CAPABILITIES, PROCESS_SESSION } from "./docker-provider.js";
+export { sweepOrphans, orphanReason, type SweepResult } from "./sweep-orphans.js";
+export { dockerSettingsSchema, parseDockerSettings, type DockerSettings, type ResolvedDockerSettings, type PullProgressEvent } from "./settings.js";
+export { StreamDemuxer } from "./stream-demuxer.js";
+export { checkEntryHeader, packSingleFile, readSingleEntry } from "./tar-archive.js";
+export { MANAGED_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, SESSION_LABEL, EXPIRES_AT_LABEL } from "./labels.js";
+export { buildContainerConfig, requestedPolicy } from "./container-config.js";

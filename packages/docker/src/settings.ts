@@ -1,0 +1,84 @@
+import { InvalidArgumentError, z } from "@sbx/core";
+
+/** One pull progress event, as the engine reports it (one JSON line of the pull stream). */
+export interface PullProgressEvent {
+  /** The image being pulled. */
+  readonly image: string;
+  /** Engine status text, for example `"Downloading"` or `"Pull complete"`. */
+  readonly status: string;
+  /** Layer id, when the event is about one layer. */
+  readonly id?: string;
+  /** Bytes done and total for the layer, when the engine reports them. */
+  readonly progressDetail?: { readonly current?: number; readonly total?: number };
+}
+
+const functionSchema = <Signature>(message: string) => z.custom<Signature>((value) => value === undefined || typeof value === "function", message);
+
+/** Settings of the Docker provider, validated with zod. Every field is optional. */
+export const dockerSettingsSchema = z.object({
+  /** Unix socket of the engine. Default: from `DOCKER_HOST` (`unix://…`), else `/var/run/docker.sock`. */
+  socketPath: z.string().min(1).optional(),
+  /** Engine address in `DOCKER_HOST` form (`unix:///path` or `tcp://host:port`). Default: `DOCKER_HOST`. */
+  host: z.string().regex(/^(unix|tcp|http):\/\//, "must look like unix:///var/run/docker.sock or tcp://127.0.0.1:2375").optional(),
+  /** Image used when the target after `docker://` is empty. Default `"python:3.12-slim"`. */
+  image: z.string().min(1).default("python:3.12-slim"),
+  /** OCI runtime, for example `"runsc"` (gVisor). Default: the engine's default runtime. */
+  runtime: z.string().min(1).optional(),
+  /** Docker network for sandboxes created with `network: { egress: "allow" }`. Default `"bridge"`. */
+  bridgeNetwork: z.string().min(1).default("bridge"),
+  /** The unprivileged `uid:gid` commands run as unless `user: "root"`. Default `"10001:10001"`. */
+  user: z.string().regex(/^\d+:\d+$/, "must be numeric uid:gid, for example 10001:10001").default("10001:10001"),
+  /** Workspace path inside the container. Default `"/workspace"`. */
+  workspace: z.string().regex(/^\/[^\0]*[^/]$/, "must be an absolute path without a trailing slash").default("/workspace"),
+  /** Size of the tmpfs-backed workspace volume in MiB (its pages count against the memory limit). Default 1024. */
+  workspaceSizeMiB: z.number().int().min(1).max(1024 * 1024).default(1024),
+  /** Size of the tmpfs at /tmp in MiB. Default 64. */
+  tmpSizeMiB: z.number().int().min(1).max(1024 * 1024).default(64),
+  /** Default limits when the caller gives none: 1 CPU, 512 MiB (no swap), 256 processes. */
+  defaultLimits: z.object({
+    cpus: z.number().positive().max(1024).default(1),
+    memoryMiB: z.number().int().min(6).default(512),
+    pids: z.number().int().min(8).default(256),
+  }).strict().default({ cpus: 1, memoryMiB: 512, pids: 256 }),
+  /** Called with each progress event while the engine pulls a missing image (host-side, outside the sandbox). */
+  onPullProgress: functionSchema<(event: PullProgressEvent) => void>("must be a function").optional(),
+  /** Pull missing images. Default true; false raises instead. */
+  pull: z.boolean().default(true),
+  /** Milliseconds to wait for the engine to answer `detect()`. Default 3000. */
+  detectTimeoutMs: z.number().int().positive().default(3000),
+}).strict();
+
+/** Docker provider settings as the caller writes them. */
+export type DockerSettings = z.input<typeof dockerSettingsSchema>;
+/** Docker provider settings after defaults. */
+export type ResolvedDockerSettings = z.output<typeof dockerSettingsSchema>;
+
+/** Validates settings, turning the first issue into an `InvalidArgumentError` naming the field (`settings.<field>`). */
+export function parseDockerSettings(settings: unknown): ResolvedDockerSettings {
+  const parsed = dockerSettingsSchema.safeParse(settings ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") path.push(...(issue as { keys: string[] }).keys.slice(0, 1));
+  const field = ["settings", ...path].join(".");
+  throw new InvalidArgumentError({ field, backend: "docker", message: `Invalid ${field}: ${issue.message}.` });
+}
+
+/** Where the engine is: a unix socket or a TCP address. */
+export type EngineEndpoint = { readonly kind: "socket"; readonly socketPath: string } | { readonly kind: "tcp"; readonly host: string; readonly port: number };
+
+/** Resolves the engine endpoint from settings, then `DOCKER_HOST`, then the default socket. */
+export function resolveEndpoint(settings: ResolvedDockerSettings, environment: NodeJS.ProcessEnv = process.env): EngineEndpoint {
+  if (settings.socketPath) return { kind: "socket", socketPath: settings.socketPath };
+  const host = settings.host ?? environment.DOCKER_HOST;
+  if (!host) return { kind: "socket", socketPath: "/var/run/docker.sock" };
+  if (host.startsWith("unix://")) return { kind: "socket", socketPath: host.slice("unix://".length) || "/var/run/docker.sock" };
+  const match = /^(?:tcp|http):\/\/([^:/]+)(?::(\d+))?\/?$/.exec(host);
+  if (!match) throw new InvalidArgumentError({ field: settings.host ? "settings.host" : "DOCKER_HOST", backend: "docker", message: `Invalid DOCKER_HOST ${JSON.stringify(host)}: expected unix:///path/to/docker.sock or tcp://host:port.` });
+  return { kind: "tcp", host: match[1]!, port: Number(match[2] ?? 2375) };
+}
+
+/** Human-readable endpoint, for messages. */
+export function describeEndpoint(endpoint: EngineEndpoint): string {
+  return endpoint.kind === "socket" ? `unix://${endpoint.socketPath}` : `tcp://${endpoint.host}:${endpoint.port}`;
+}

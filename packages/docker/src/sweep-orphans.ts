@@ -1,0 +1,64 @@
+import { hostname } from "node:os";
+import type Docker from "dockerode";
+import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "./labels.js";
+import { createDockerClient } from "./docker-client.js";
+import { parseDockerSettings, resolveEndpoint } from "./settings.js";
+
+/** What a sweep removed. */
+export interface SweepResult {
+  /** Ids of removed containers. */
+  readonly containers: string[];
+  /** Names of removed volumes. */
+  readonly volumes: string[];
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Why a labelled container is an orphan, or undefined when it belongs to a live owner and has not expired. */
+export function orphanReason(labels: Record<string, string>, state: string, now = Date.now(), thisHost = hostname()): string | undefined {
+  if (state !== "running" && state !== "created" && state !== "restarting") return `not running (${state})`;
+  const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
+  if (!Number.isNaN(expiresAt) && expiresAt <= now) return "lifetime expired";
+  const pid = Number(labels[OWNER_PID_LABEL]);
+  if (labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) return `owner process ${pid} is gone`;
+  return undefined;
+}
+
+/**
+ * Removes sbx sandbox containers whose owner process is gone (same host, pid not alive), whose lifetime
+ * expired, or that are no longer running, plus labelled volumes no container uses. Never touches a live
+ * sandbox of a live owner, nor anything without the `sbx.managed` label.
+ */
+export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSignal } = {}): Promise<SweepResult> {
+  const docker = options.docker ?? createDockerClient(resolveEndpoint(parseDockerSettings({})));
+  const removedContainers: string[] = [];
+  const containers = await docker.listContainers({ all: true, filters: { label: [`${MANAGED_LABEL}=1`] }, abortSignal: options.signal } as Docker.ContainerListOptions);
+  await Promise.all(containers.map(async (info) => {
+    if (!orphanReason(info.Labels ?? {}, info.State)) return;
+    try {
+      await docker.getContainer(info.Id).remove({ force: true, v: true });
+      removedContainers.push(info.Id);
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode === 404) removedContainers.push(info.Id);
+      // 409: removal already in progress (AutoRemove); it goes away by itself.
+    }
+  }));
+  const removedVolumes: string[] = [];
+  const volumes = (await docker.listVolumes({ filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] } } as never)) as unknown as { Volumes?: Array<{ Name: string }> };
+  await Promise.all((volumes.Volumes ?? []).map(async (volume) => {
+    try {
+      await docker.getVolume(volume.Name).remove();
+      removedVolumes.push(volume.Name);
+    } catch {
+      // In use by a live sandbox, or already gone.
+    }
+  }));
+  return { containers: removedContainers, volumes: removedVolumes };
+}
