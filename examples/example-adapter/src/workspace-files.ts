@@ -1,4 +1,4 @@
-import { constants, createReadStream, createWriteStream } from "node:fs";
+import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, realpath, rename, rm, rmdir } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { Readable } from "node:stream";
@@ -56,7 +56,7 @@ export class WorkspaceFiles {
         await handle.close();
         throw new PathError({ path, reason: "not-a-regular-file" });
       }
-      return Readable.toWeb(createReadStream("", { fd: handle.fd })) as ReadableStream<Uint8Array>;
+      return Readable.toWeb(handle.createReadStream()) as ReadableStream<Uint8Array>;
     });
   }
 
@@ -64,7 +64,7 @@ export class WorkspaceFiles {
     await this.mkdir(dirname(path));
     await this.mapErrors(path, async () => {
       const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
-      await pipeline(Readable.fromWeb(data as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream("", { fd: handle.fd }));
+      await pipeline(Readable.fromWeb(data as import("node:stream/web").ReadableStream<Uint8Array>), handle.createWriteStream());
     });
   }
 
