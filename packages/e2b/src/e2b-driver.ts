@@ -1,4 +1,5 @@
 import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
+import type { CommandHandle } from "e2b";
 import {
   PathError,
   type CodeRequest,
@@ -9,6 +10,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "@sbx/core";
+import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
@@ -109,7 +111,56 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
-    let handle: Awaited<ReturnType<CodeInterpreterSandbox["commands"]["run"]>> & { pid: number };
+    const raw = processClientOf(this.sandbox.commands);
+    const started = raw ? await this.startWithBytes(request, raw.client, raw.envdVersion) : await this.startWithText(request);
+    return this.processHandle(started.pid, started.exit);
+  }
+
+  /** Starts through the SDK's envd client, reading output bytes exactly as envd sent them. */
+  private async startWithBytes(request: SpawnRequest, client: ProcessStartClient, envdVersion: string): Promise<{ pid: number; exit: Promise<number> }> {
+    const controller = new AbortController();
+    const iterator = client.start(
+      { process: { cmd: "/bin/bash", args: ["-l", "-c", request.command], envs: { ...request.env }, cwd: request.cwd }, stdin: request.stdin },
+      { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
+    )[Symbol.asyncIterator]();
+    let pid: number;
+    const startTimer = this.options.requestTimeoutMs ? setTimeout(() => controller.abort(), this.options.requestTimeoutMs) : undefined;
+    try {
+      const first = await iterator.next();
+      const event = first.value?.event?.event;
+      if (first.done || event?.case !== "start") throw new Error("envd did not send the process start event first");
+      pid = Number(event.value.pid);
+    } catch (error) {
+      controller.abort();
+      this.fail(error, "start a command");
+    } finally {
+      if (startTimer) clearTimeout(startTimer);
+    }
+    const exit = (async () => {
+      try {
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) break;
+          const event = next.value.event?.event;
+          if (event?.case === "data") {
+            const output = event.value.output;
+            if (output.case === "stdout" && output.value) request.onStdout(output.value);
+            else if (output.case === "stderr" && output.value) request.onStderr(output.value);
+          } else if (event?.case === "end") {
+            return exitCodeOfEnd(event.value);
+          }
+        }
+        throw new Error("the envd process stream ended without an end event");
+      } finally {
+        controller.abort();
+      }
+    })();
+    return { pid, exit };
+  }
+
+  /** Starts through the SDK's public `commands.run`: output arrives as text the SDK decoded (invalid UTF-8 already U+FFFD). */
+  private async startWithText(request: SpawnRequest): Promise<{ pid: number; exit: Promise<number> }> {
+    let handle: CommandHandle;
     try {
       handle = await this.sandbox.commands.run(request.command, {
         background: true,
@@ -119,24 +170,30 @@ export class E2BDriver implements SandboxDriverV1 {
         stdin: request.stdin,
         timeoutMs: NO_STREAM_DEADLINE_MS,
         requestTimeoutMs: this.options.requestTimeoutMs,
-        // The SDK hands output over as text it decoded with a streaming UTF-8 decoder; re-encoding gives the
-        // original bytes for valid UTF-8. Invalid bytes were already replaced by U+FFFD inside the SDK.
         onStdout: (text: string) => request.onStdout(this.encoder.encode(text)),
         onStderr: (text: string) => request.onStderr(this.encoder.encode(text)),
       });
     } catch (error) {
       this.fail(error, "start a command");
     }
-    const pid = handle.pid;
-    let exited = false;
-    let killed = false;
     const exit = handle.wait().then(
-      (result) => ({ exitCode: result.exitCode }),
+      (result) => result.exitCode,
       (error: unknown) => {
         const exitCode = (error as { exitCode?: unknown }).exitCode;
-        if ((error as { name?: string }).name === "CommandExitError" && typeof exitCode === "number") {
-          return { exitCode: exitCode < 0 ? KILLED_EXIT_CODE : exitCode };
-        }
+        if ((error as { name?: string }).name === "CommandExitError" && typeof exitCode === "number") return exitCode < 0 ? KILLED_EXIT_CODE : exitCode;
+        throw error;
+      },
+    );
+    return { pid: handle.pid, exit };
+  }
+
+  /** The sbx process handle: stdin and kill through the SDK's public methods, by pid. */
+  private processHandle(pid: number, rawExit: Promise<number>): SpawnedProcess {
+    let exited = false;
+    let killed = false;
+    const exit = rawExit.then(
+      (exitCode) => ({ exitCode }),
+      (error: unknown) => {
         if (killed || this.destroyed) return { exitCode: KILLED_EXIT_CODE };
         throw mapE2BError(error, { operation: "wait for a command", sandboxId: this.id });
       },
@@ -151,7 +208,7 @@ export class E2BDriver implements SandboxDriverV1 {
           if (exited || this.destroyed) return;
           try {
             await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, { user: "root", requestTimeoutMs: this.options.requestTimeoutMs });
-            await handle.kill();
+            if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
             if (exited || this.destroyed) return;
             const mapped = mapE2BError(error, { operation: "kill a command", sandboxId: this.id });
@@ -167,14 +224,14 @@ export class E2BDriver implements SandboxDriverV1 {
       exit,
       writeStdin: async (data) => {
         try {
-          await handle.sendStdin(data, { requestTimeoutMs: this.options.requestTimeoutMs });
+          await this.sandbox.commands.sendStdin(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
           this.fail(error, "write to stdin");
         }
       },
       closeStdin: async () => {
         try {
-          await handle.closeStdin({ requestTimeoutMs: this.options.requestTimeoutMs });
+          await this.sandbox.commands.closeStdin(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
           if (exited) return;
           this.fail(error, "close stdin");

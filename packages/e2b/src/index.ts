@@ -6,3 +6,4 @@ export { e2bSettingsSchema, parseE2BSettings, connectionOptionsOf, type E2BSetti
 export { mapE2BError, E2B_KEY_REMEDY, type E2BErrorContext } from "./map-e2b-error.js";
 export { mapE2BResult, mapE2BExecutionError, E2B_RESULT_MIME_TYPES, type E2BResultLike } from "./map-e2b-result.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
+export { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient, type ProcessStartEvent } from "./envd-process-stream.js";

@@ -31,6 +31,26 @@ function nameOf(error: unknown): string {
   return typeof name === "string" ? name : "";
 }
 
+/**
+ * Connect (envd RPC) error codes, for errors from the SDK's envd client that the SDK did not translate itself
+ * (the raw-byte command stream), mapped to the SDK error name the SDK would have used.
+ */
+const CONNECT_CODE_NAMES: Record<number, string> = {
+  1: "AbortError", // canceled
+  3: "InvalidArgumentError",
+  4: "TimeoutError", // deadline_exceeded
+  5: "NotFoundError",
+  8: "RateLimitError", // resource_exhausted
+  14: "SandboxNotFoundError", // unavailable: the sandbox is not running anymore
+  16: "AuthenticationError",
+};
+
+function connectErrorName(error: unknown): string | undefined {
+  if (nameOf(error) !== "ConnectError") return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "number" ? CONNECT_CODE_NAMES[code] ?? "ConnectError" : "ConnectError";
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -44,11 +64,13 @@ function messageOf(error: unknown): string {
  * | `SandboxNotFoundError` (sandbox gone, expired or never existed) | `SandboxNotFoundError` |
  * | `FileNotFoundError` | `FileNotFoundError` (path given) |
  * | `NotFoundError` (deprecated generic) | `FileNotFoundError` for file operations, else `SandboxNotFoundError` |
- * | `TimeoutError` (request timeout, or sandbox reached its end of life mid-request) | `TimeoutError` (`killed: false`, retryable) |
+ * | `TimeoutError` saying the sandbox reached its end of life | `SandboxNotFoundError` |
+ * | `TimeoutError` (request timeout) | `TimeoutError` (`killed: false`, retryable) |
  * | `AuthenticationError` (401, missing or rejected key) | `BackendUnavailableError` (not retryable) with how to get a key |
  * | `RateLimitError` (429 after the SDK's own retries), `ServiceBusyError` (503) | `ProviderError`, retryable |
  * | `InvalidArgumentError` | `InvalidArgumentError` (`field: "e2b"`), or `PathError` for file operations |
  * | `AbortError` | `AbortedError` |
+ * | `ConnectError` from envd (raw-byte command stream) | by Connect code, as the SDK would: unavailable → `SandboxNotFoundError`, deadline → `TimeoutError`, ... |
  * | anything else (`SandboxError`, `NotEnoughSpaceError`, `TemplateError`, network errors) | `ProviderError` |
  *
  * Authentication is `BackendUnavailableError` because nothing can be done with the backend until the key is fixed,
@@ -56,7 +78,7 @@ function messageOf(error: unknown): string {
  */
 export function mapE2BError(error: unknown, context: E2BErrorContext): SbxError {
   if (SbxError.isInstance(error)) return error;
-  const name = nameOf(error);
+  const name = connectErrorName(error) ?? nameOf(error);
   const detail = messageOf(error);
   const where = context.sandboxId ? ` (sandbox ${context.sandboxId})` : "";
   const isFileOperation = context.path !== undefined;
@@ -69,6 +91,9 @@ export function mapE2BError(error: unknown, context: E2BErrorContext): SbxError 
       if (isFileOperation) return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path! });
       return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B reported "not found" while trying to ${context.operation}${where}: ${detail}` });
     case "TimeoutError":
+      if (/end of life|sandbox timeout|not running anymore/i.test(detail)) {
+        return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `The E2B sandbox is gone (killed or past its timeout) while trying to ${context.operation}${where}: ${detail}` });
+      }
       return new TimeoutError({ backend: "e2b", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `E2B timed out while trying to ${context.operation}${where}: ${detail}` });
     case "AuthenticationError":
       return new BackendUnavailableError({ backend: "e2b", cause: error, retryable: false, remedy: E2B_KEY_REMEDY, message: `E2B rejected the API key while trying to ${context.operation}: ${detail} ${E2B_KEY_REMEDY}` });
