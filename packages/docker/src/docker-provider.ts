@@ -186,8 +186,10 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
   async function create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
     const { options, signal } = request;
     throwIfAborted(signal, "docker");
-    const image = request.target || resolved.image;
-    const policy = requestedPolicy(image, options, resolved);
+    // Per-sandbox settings (options.settings) refine the provider's; the engine connection stays the provider's.
+    const effective = Object.keys(options.settings).length > 0 ? parseDockerSettings({ ...(settings ?? {}), ...options.settings }) : resolved;
+    const image = request.target || effective.image;
+    const policy = requestedPolicy(image, options, effective);
     const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
     const engine = engineInfoOf(docker, endpoint);
     engine.catch(() => {});
@@ -196,8 +198,8 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       try {
         created = await createContainerRaw(docker, config, signal);
       } catch (error) {
-        if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !resolved.pull) throw error;
-        await pullImage(docker, image, { onProgress: resolved.onPullProgress, signal });
+        if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !effective.pull) throw error;
+        await pullImage(docker, image, { onProgress: effective.onPullProgress, signal });
         created = await createContainerRaw(docker, config, signal);
       }
     } catch (error) {
