@@ -1,4 +1,5 @@
 import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type BashExecResult, type IFileSystem } from "just-bash";
+import { runShellScript, statementDoneCommand } from "./shell-script-runner.js";
 import {
   FileNotFoundError,
   PathError,
@@ -86,6 +87,7 @@ export class FakeDriver implements SandboxDriverV1 {
       cwd: this.workspace,
       env: { HOME: this.workspace, USER: "user", LANG: "C.UTF-8" },
       python: true,
+      customCommands: [statementDoneCommand],
       fetch: createEgressFetch(options.network),
       processInfo: { pid: 1, ppid: 0 },
       executionLimits: {
@@ -140,10 +142,17 @@ export class FakeDriver implements SandboxDriverV1 {
     let stdinOpen = request.stdin;
     let killed = false;
     let begun = false;
-    let settle!: (value: { exitCode: number }) => void;
+    let settled = false;
+    const jobs: Array<Promise<void>> = [];
+    let resolveExit!: (value: { exitCode: number }) => void;
     const exit = new Promise<{ exitCode: number }>((resolve) => {
-      settle = resolve;
+      resolveExit = resolve;
     });
+    const settle = (value: { exitCode: number }) => {
+      if (settled) return;
+      settled = true;
+      resolveExit(value);
+    };
     const handler = this.config.settings.handlers.commands.find((candidate) => handlerMatches(candidate.match, request.command));
 
     const begin = () => {
@@ -159,27 +168,30 @@ export class FakeDriver implements SandboxDriverV1 {
           settle({ exitCode: response.exitCode ?? 0 });
           return;
         }
-        let result: BashExecResult;
+        let exitCode: number;
         try {
-          result = await this.bash.exec(request.command, {
+          exitCode = await runShellScript({
+            bash: this.bash,
+            script: request.command,
             cwd: request.cwd,
             env: { HOME: this.workspace, ...request.env },
-            stdin: stdin.length > 0 ? stdin : undefined,
-            stdinKind: "bytes",
+            stdin,
             signal: controller.signal,
-            rawScript: true,
+            onOutput: (result) => {
+              if (settled) return; // a background job finishing after its command returned: nobody is listening
+              let stderr = result.stderr;
+              if (controller.signal.aborted) stderr = stderr.replace(/bash: execution aborted\n?$/, "");
+              if (result.stdout) request.onStdout(outputBytes(result.stdout, result.stdoutKind));
+              if (stderr) request.onStderr(encoder.encode(stderr));
+            },
+            onJob: (job) => jobs.push(job),
           });
         } catch (error) {
           // just-bash rejects on some filesystem errors (for example EROFS through a redirection).
           if (!killed) request.onStderr(encoder.encode(`bash: ${error instanceof Error ? error.message : String(error)}\n`));
-          settle({ exitCode: killed ? KILLED_EXIT_CODE : 1 });
-          return;
+          exitCode = 1;
         }
-        let stderr = result.stderr;
-        if (killed) stderr = stderr.replace(/bash: execution aborted\n?$/, "");
-        if (result.stdout) request.onStdout(outputBytes(result.stdout, result.stdoutKind));
-        if (stderr) request.onStderr(encoder.encode(stderr));
-        settle({ exitCode: killed ? KILLED_EXIT_CODE : result.exitCode });
+        settle({ exitCode: killed ? KILLED_EXIT_CODE : exitCode });
       })().catch((error) => {
         request.onStderr(encoder.encode(`fake: ${error instanceof Error ? error.message : String(error)}\n`));
         settle({ exitCode: killed ? KILLED_EXIT_CODE : 1 });
@@ -200,14 +212,17 @@ export class FakeDriver implements SandboxDriverV1 {
       },
       kill: async () => {
         if (killed) return;
-        killed = true;
+        killed = !settled;
         controller.abort();
-        if (!begun) settle({ exitCode: KILLED_EXIT_CODE });
-        else if (handler) settle({ exitCode: KILLED_EXIT_CODE });
+        if (!begun || handler) settle({ exitCode: KILLED_EXIT_CODE });
       },
     };
     this.processes.add(process);
-    void exit.then(() => this.processes.delete(process));
+    // Background jobs may outlive the command (as in a real shell); the process stays killable until they end.
+    void exit.then(async () => {
+      for (let index = 0; index < jobs.length; index++) await jobs[index];
+      this.processes.delete(process);
+    });
     // Commands read their whole standard input up front (just-bash takes stdin as one string), so a command
     // with open stdin starts when stdin is closed.
     if (!request.stdin) begin();
