@@ -78,8 +78,12 @@ describe.skipIf(skipDockerTests)("control plane", () => {
     expect(report.containerId).toMatch(/^[0-9a-f]{64}$/);
     const container = await docker.getContainer(report.containerId).inspect();
     expect(container.Config.Labels["sbx.e2b-emulator"]).toBe("1");
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    for (let attempt = 0; attempt < 40 && emulator.listSandboxIds().includes(sandbox.sandboxId); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     expect(emulator.listSandboxIds()).not.toContain(sandbox.sandboxId);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     await expect(docker.getContainer(report.containerId).inspect()).rejects.toThrow();
     expect(await sandbox.isRunning()).toBe(false);
   });
