@@ -143,6 +143,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     if (runOptions.timeoutMs !== undefined) timer = setTimeout(() => stop("timeout"), runOptions.timeoutMs);
     const onAbort = () => stop("abort");
     runOptions.signal?.addEventListener("abort", onAbort, { once: true });
+    // The signal may have fired while the backend was starting the process; that abort must still kill it.
+    if (runOptions.signal?.aborted) stop("abort");
 
     const finished: Promise<CommandResult> = (async () => {
       try {
