@@ -1,0 +1,115 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { isSbxError, type Sandbox } from "@sbx/core";
+import * as tar from "tar-stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkEntryHeader, readSingleEntry } from "../src/index.js";
+import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
+
+async function tarOf(entries: Array<tar.Header & { body?: string }>): Promise<Readable> {
+  const pack = tar.pack();
+  for (const { body, ...header } of entries) pack.entry(header, body ?? "");
+  pack.finalize();
+  return pack as unknown as Readable;
+}
+
+describe("the host-side tar parser refuses anything but the one regular file asked for", () => {
+  const corpus: Array<[string, tar.Header]> = [
+    ["parent escape", { name: "../x", type: "file", size: 0 }],
+    ["absolute name", { name: "/etc/passwd", type: "file", size: 0 }],
+    ["nested name", { name: "a/../../x", type: "file", size: 0 }],
+    ["other name", { name: "other.txt", type: "file", size: 0 }],
+    ["hard link", { name: "out.txt", type: "link", linkname: "/etc/shadow", size: 0 }],
+    ["symlink", { name: "out.txt", type: "symlink", linkname: "/etc/shadow", size: 0 }],
+    ["character device", { name: "out.txt", type: "character-device", devmajor: 1, devminor: 5, size: 0 }],
+    ["block device", { name: "out.txt", type: "block-device", devmajor: 8, devminor: 0, size: 0 }],
+    ["FIFO", { name: "out.txt", type: "fifo", size: 0 }],
+    ["directory", { name: "out.txt/", type: "directory", size: 0 }],
+  ];
+  for (const [label, header] of corpus) {
+    it(`refuses: ${label}`, async () => {
+      expect(() => checkEntryHeader(header, "out.txt", "/workspace/out.txt")).toThrow();
+      await expect(readSingleEntry(await tarOf([header]), "out.txt", "/workspace/out.txt")).rejects.toMatchObject({ code: "SBX_PATH" });
+    });
+  }
+
+  it("a second entry after the file errors the stream", async () => {
+    const { body } = await readSingleEntry(await tarOf([{ name: "out.txt", type: "file", body: "ok" }, { name: "../evil", type: "file", body: "x" }]), "out.txt", "/workspace/out.txt");
+    await expect(new Response(body).arrayBuffer()).rejects.toMatchObject({ code: "SBX_PATH" });
+  });
+
+  it("the regular file itself streams through", async () => {
+    const { body } = await readSingleEntry(await tarOf([{ name: "out.txt", type: "file", body: "hello" }]), "out.txt", "/workspace/out.txt");
+    expect(await new Response(body).text()).toBe("hello");
+  });
+});
+
+describeWithDocker("files: malicious paths and symlinks against the real engine", () => {
+  let sandbox: Sandbox;
+  let hostDirectory: string;
+  beforeAll(async () => {
+    sandbox = await createTestSandbox();
+    hostDirectory = await mkdtemp(join(tmpdir(), "sbx-docker-files-"));
+  });
+  afterAll(async () => {
+    await sandbox?.kill();
+    await rm(hostDirectory, { recursive: true, force: true });
+  });
+
+  const maliciousPaths = ["../x", "/etc/x", "a/../../x", "/workspace/../etc/passwd", "x\0y", "a/../../../../tmp/x", "/tmp/x", "/", "..", "a/" + "b".repeat(5000), "/proc/self/root/etc/passwd"];
+  for (const path of maliciousPaths) {
+    it(`upload to ${JSON.stringify(path.slice(0, 40))} is refused before anything reaches Docker`, async () => {
+      const error = await sandbox.files.write(path, "evil").catch((caught: unknown) => caught);
+      expect(isSbxError(error), String(error)).toBe(true);
+      expect(["SBX_PATH", "SBX_INVALID_ARGUMENT"]).toContain((error as { code: string }).code);
+    });
+  }
+
+  it("downloading a symlink to a container file, to a host-looking path or to /dev/zero is refused (not-a-regular-file)", async () => {
+    await sandbox.commands.run("ln -s /etc/passwd passwd-link; ln -s " + JSON.stringify(join(hostDirectory, "marker")) + " host-link; ln -s /dev/zero zero-link; ln -s ../../etc rel-link");
+    for (const name of ["passwd-link", "host-link", "zero-link", "rel-link"]) {
+      const target = join(hostDirectory, `${name}.out`);
+      const error = await sandbox.files.download(name, target).catch((caught: unknown) => caught);
+      expect(error, name).toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+      expect(existsSync(target), name).toBe(false);
+      await expect(sandbox.files.read(name)).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+    }
+  });
+
+  it("a FIFO and a directory are refused; a missing file is FileNotFoundError", async () => {
+    await sandbox.commands.run("mkfifo pipe; mkdir -p folder");
+    await expect(sandbox.files.read("pipe")).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+    await expect(sandbox.files.read("folder")).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+    await expect(sandbox.files.read("missing.txt")).rejects.toMatchObject({ code: "SBX_FILE_NOT_FOUND" });
+    await expect(sandbox.files.stat("missing.txt")).rejects.toMatchObject({ code: "SBX_FILE_NOT_FOUND" });
+    expect((await sandbox.files.stat("pipe")).type).toBe("other");
+  });
+
+  it("writing through a symlinked folder that points out of the workspace cannot change the container's files", async () => {
+    await sandbox.commands.run("ln -s /etc etc-link");
+    const error = await sandbox.files.write("etc-link/passwd", "root::0:0::/:/bin/sh\n").catch((caught: unknown) => caught);
+    expect(isSbxError(error), String(error)).toBe(true);
+    const passwd = await sandbox.commands.run("head -1 /etc/passwd");
+    expect(passwd.stdout).toMatch(/^root:x:0:0/);
+  });
+
+  it("writing onto a directory is refused; writing over a file replaces it", async () => {
+    await sandbox.commands.run("mkdir -p busy");
+    await expect(sandbox.files.write("busy", "x")).rejects.toMatchObject({ code: "SBX_PATH" });
+    await sandbox.files.write("replace.txt", "first version, longer");
+    await sandbox.files.write("replace.txt", "second");
+    expect(await sandbox.files.read("replace.txt")).toBe("second");
+  });
+
+  it("streams of unknown length larger than the in-memory threshold are spooled and arrive intact", async () => {
+    const chunk = new Uint8Array(1024 * 1024).fill(65);
+    async function* twelveMiB() {
+      for (let index = 0; index < 12; index++) yield chunk;
+    }
+    await sandbox.files.write("spooled.bin", twelveMiB());
+    expect((await sandbox.files.stat("spooled.bin")).size).toBe(12 * 1024 * 1024);
+  });
+});
