@@ -1,0 +1,46 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+import { orphanReason, sweepOrphans } from "../src/index.js";
+import { createTestSandbox, describeWithDocker, docker } from "./docker-test-environment.js";
+
+it("orphanReason: a live owner's running sandbox is never an orphan; a dead owner's or an expired one is", () => {
+  const live = { "sbx.owner.pid": String(process.pid), "sbx.owner.host": "h", "sbx.expires-at": new Date(Date.now() + 60_000).toISOString() };
+  expect(orphanReason(live, "running", Date.now(), "h")).toBeUndefined();
+  expect(orphanReason({ ...live, "sbx.owner.pid": "999999999" }, "running", Date.now(), "h")).toMatch(/gone/);
+  expect(orphanReason({ ...live, "sbx.owner.pid": "999999999" }, "running", Date.now(), "another-host")).toBeUndefined();
+  expect(orphanReason({ ...live, "sbx.expires-at": new Date(Date.now() - 1).toISOString() }, "running", Date.now(), "h")).toMatch(/expired/);
+  expect(orphanReason(live, "exited", Date.now(), "h")).toMatch(/not running/);
+});
+
+describeWithDocker("sweep after the host process is SIGKILLed", () => {
+  it("leaves no container or volume with the dead process's labels, and never touches a live sandbox", async () => {
+    await using mine = await createTestSandbox();
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), "3"], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] });
+    let output = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => (output += text));
+    while (!output.includes("\n")) {
+      if (child.exitCode !== null) throw new Error(`child exited early with ${child.exitCode}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const { session, ids } = JSON.parse(output) as { session: string; ids: string[] };
+    expect(ids).toHaveLength(3);
+    const filter = { label: [`sbx.session=${session}`] };
+    expect(await docker.listContainers({ all: true, filters: filter })).toHaveLength(3);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    const swept = await sweepOrphans({ docker });
+    expect(swept.containers).toEqual(expect.arrayContaining(ids));
+    expect(swept.containers).not.toContain(mine.id);
+    for (let attempt = 0; attempt < 50; attempt++) {
+      if ((await docker.listContainers({ all: true, filters: filter })).length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(await docker.listContainers({ all: true, filters: filter })).toHaveLength(0);
+    const volumes = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: unknown[] | null };
+    expect(volumes.Volumes ?? []).toHaveLength(0);
+    expect((await mine.commands.run("echo still-here")).stdout).toBe("still-here\n");
+  });
+});
