@@ -24,8 +24,12 @@ except BaseException as _exception:
     _text = "".join(_lines)
     sys.stderr.write(_text)
     sys.stderr.flush()
+    try:
+        _value = str(_exception)
+    except BaseException:
+        _value = "<exception str() failed>"
     with open(_error_path, "w") as _file:
-        json.dump({"name": type(_exception).__name__, "value": str(_exception), "traceback": _text}, _file)
+        json.dump({"name": type(_exception).__name__, "value": _value, "traceback": _text}, _file)
     sys.exit(1)
 `;
 
