@@ -1,3 +1,5 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
 import type { SecureFetch } from "just-bash";
 import type { NetworkPolicy } from "@sbx/core";
 import { createHostMatcher } from "./host-allowlist.js";
@@ -33,17 +35,10 @@ export function createEgressFetch(policy: NetworkPolicy): SecureFetch {
       if (!allowed(parsed.hostname)) {
         throw new Error(`Network access denied by the sandbox egress policy: ${parsed.hostname} is not allowed`);
       }
-      const response = await fetch(current, {
-        method,
-        headers: options.headers,
-        body: method === "GET" || method === "HEAD" ? undefined : body,
-        redirect: "manual",
-        signal: combineSignals(options.signal, options.timeoutMs),
-      });
-      const location = response.headers.get("location");
+      const response = await send(parsed, method, options.headers, method === "GET" || method === "HEAD" ? undefined : body, combineSignals(options.signal, options.timeoutMs));
+      const location = response.headers.location;
       if (follow && location && response.status >= 300 && response.status < 400) {
         if (hop >= limit) throw new Error(`Too many redirects (more than ${limit})`);
-        await response.body?.cancel();
         current = new URL(location, current).href;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
           method = "GET";
@@ -51,11 +46,7 @@ export function createEgressFetch(policy: NetworkPolicy): SecureFetch {
         }
         continue;
       }
-      const headers: Record<string, string> = {};
-      response.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      return { status: response.status, statusText: response.statusText, headers, body: new Uint8Array(await response.arrayBuffer()), url: current };
+      return { status: response.status, statusText: response.statusText, headers: response.headers, body: response.body, url: current };
     }
   };
 }
@@ -64,4 +55,29 @@ function combineSignals(signal: AbortSignal | undefined, timeoutMs: number | und
   const signals = [signal, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined].filter((value): value is AbortSignal => value !== undefined);
   if (signals.length === 0) return undefined;
   return signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+}
+
+/**
+ * One HTTP request with node:http(s). Not the global fetch: just-bash runs commands inside guarded async contexts
+ * in which undici's fetch fails.
+ */
+function send(url: URL, method: string, headers: Headers | Record<string, string> | undefined, body: string | undefined, signal: AbortSignal | undefined): Promise<{ status: number; statusText: string; headers: Record<string, string>; body: Uint8Array }> {
+  const plainHeaders: Record<string, string> = {};
+  if (headers instanceof Headers) headers.forEach((value, name) => { plainHeaders[name] = value; });
+  else Object.assign(plainHeaders, headers ?? {});
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, { method, headers: plainHeaders, signal }, (response: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () => {
+        const responseHeaders: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
+        resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? "", headers: responseHeaders, body: new Uint8Array(Buffer.concat(chunks)) });
+      });
+    });
+    request.on("error", reject);
+    if (body !== undefined) request.write(body);
+    request.end();
+  });
 }

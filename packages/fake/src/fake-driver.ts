@@ -1,4 +1,5 @@
 import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type BashExecResult, type IFileSystem } from "just-bash";
+import { OutputEncoder } from "./output-encoder.js";
 import { runShellScript, statementDoneCommand } from "./shell-script-runner.js";
 import {
   FileNotFoundError,
@@ -143,6 +144,8 @@ export class FakeDriver implements SandboxDriverV1 {
     let killed = false;
     let begun = false;
     let settled = false;
+    const stdoutEncoder = new OutputEncoder();
+    const stderrEncoder = new OutputEncoder();
     const jobs: Array<Promise<void>> = [];
     let resolveExit!: (value: { exitCode: number }) => void;
     const exit = new Promise<{ exitCode: number }>((resolve) => {
@@ -181,8 +184,8 @@ export class FakeDriver implements SandboxDriverV1 {
               if (settled) return; // a background job finishing after its command returned: nobody is listening
               let stderr = result.stderr;
               if (controller.signal.aborted) stderr = stderr.replace(/bash: execution aborted\n?$/, "");
-              if (result.stdout) request.onStdout(outputBytes(result.stdout, result.stdoutKind));
-              if (stderr) request.onStderr(encoder.encode(stderr));
+              if (result.stdout) request.onStdout(result.stdoutKind === "bytes" ? outputBytes(result.stdout, "bytes") : stdoutEncoder.encode(result.stdout));
+              if (stderr) request.onStderr(stderrEncoder.encode(stderr));
             },
             onJob: (job) => jobs.push(job),
           });
