@@ -129,7 +129,7 @@ describe("audit record", () => {
 
   it("is a copy: changing it does not change the next one", async () => {
     const sandbox = await createSandbox(createMemoryProvider());
-    const first = sandbox.audit() as { notes: string[] };
+    const first = sandbox.audit() as unknown as { notes: string[] };
     first.notes.push("tampered");
     expect(sandbox.audit().notes).toEqual([]);
     await sandbox.kill();
