@@ -170,6 +170,25 @@ describe("timeouts and abort kill the command", () => {
     await sandbox.kill();
   });
 
+  it("a command that never reads its stdin + timeoutMs → TimeoutError, not a hang in the stdin write", async () => {
+    const { sandbox, driver } = await sandboxWith();
+    const error = await caught(() => sandbox.commands.run("block-stdin", { stdin: "input nobody reads", timeoutMs: 50 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(driver.processes[0]!.killCalls).toBe(1);
+    await sandbox.kill();
+  });
+
+  it("a failed stdin write kills the process and surfaces as ProviderError", async () => {
+    const { sandbox, driver } = await sandboxWith();
+    const spawn = driver.spawn.bind(driver);
+    driver.spawn = async (request) => ({ ...(await spawn(request)), writeStdin: async () => { throw new Error("pipe closed"); } });
+    const error = await caught(() => sandbox.commands.run("cat", { stdin: "x" }));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error.message).toContain("pipe closed");
+    expect(driver.processes[0]!.killCalls).toBe(1);
+    await sandbox.kill();
+  });
+
   it("an already-aborted signal → AbortedError and nothing is spawned", async () => {
     const { sandbox, driver } = await sandboxWith();
     const controller = new AbortController();

@@ -125,19 +125,15 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       }),
     );
     liveProcesses.add(process);
-    if (runOptions.stdin !== undefined && runOptions.stdin !== true) {
-      const input = toBytes(runOptions.stdin);
-      await adapter("write stdin", async () => {
-        if (input.byteLength > 0) await process.writeStdin(input);
-        await process.closeStdin();
-      });
-    }
 
     let stopReason: "timeout" | "abort" | undefined;
     let timer: NodeJS.Timeout | undefined;
+    let markStopped: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => (markStopped = resolve));
     const stop = (reason: "timeout" | "abort") => {
       if (stopReason) return;
       stopReason = reason;
+      markStopped();
       void process.kill().catch(() => {});
     };
     if (runOptions.timeoutMs !== undefined) timer = setTimeout(() => stop("timeout"), runOptions.timeoutMs);
@@ -148,6 +144,20 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
 
     const finished: Promise<CommandResult> = (async () => {
       try {
+        if (runOptions.stdin !== undefined && runOptions.stdin !== true) {
+          const input = toBytes(runOptions.stdin);
+          // Written under the timeout and abort: a command that never reads its stdin must not hang the caller.
+          const writing = adapter("write stdin", async () => {
+            if (input.byteLength > 0) await process.writeStdin(input);
+            await process.closeStdin();
+          });
+          await Promise.race([writing, stopped]).catch((error) => {
+            if (stopReason) return;
+            void process.kill().catch(() => {});
+            throw error;
+          });
+          writing.catch(() => {});
+        }
         const exit = await adapter("wait for a command", () => waitForExit(process.exit, () => stopReason !== undefined));
         stdout.finish();
         stderr.finish();

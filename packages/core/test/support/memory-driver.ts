@@ -59,6 +59,7 @@ function decodeHex(hex: string): Uint8Array {
  * - `repeat <count> <char>`: prints `char` count times (one chunk).
  * - `chunks <hex> <hex> ...`: prints each hex string as one separate chunk of bytes.
  * - `hang`: prints "started" and never exits until killed (exit 137).
+ * - `block-stdin`: never reads stdin (writes to it do not complete) and never exits until killed.
  * - `fail <message>`: spawn itself rejects with a plain Error(message), like a backend SDK would.
  * Anything else prints to stderr and exits 127.
  */
@@ -142,6 +143,8 @@ export class MemoryDriver implements SandboxDriverV1 {
         case "hang":
           out("started\n");
           return; // finishes on kill
+        case "block-stdin":
+          return; // finishes on kill
         default:
           request.onStderr(encoder.encode(`memory: unknown command ${name}\n`));
           return finish(127);
@@ -152,6 +155,7 @@ export class MemoryDriver implements SandboxDriverV1 {
       exit,
       writeStdin: async (data) => {
         record.stdin.push(data.slice());
+        if (name === "block-stdin") await exit; // never reads: the write only ends when the process does
       },
       closeStdin: async () => {
         if (name === "cat") {
