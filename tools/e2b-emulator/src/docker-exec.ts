@@ -31,6 +31,8 @@ export interface RunningExec {
   resume(): void;
   /** Half-closes stdin (EOF for the process). */
   closeStdin(): void;
+  /** Resolves once the output ended, or nothing arrived for `quietMilliseconds` of unpaused time, or after `capMilliseconds` of unpaused waiting. */
+  waitForOutputToSettle(quietMilliseconds: number, capMilliseconds: number): Promise<void>;
 }
 
 /** Callbacks receiving demultiplexed output chunks. */
@@ -66,7 +68,10 @@ export async function startExec(
 
   // Docker multiplexes stdout/stderr with an 8-byte header: [stream, 0, 0, 0, size(uint32 BE)].
   let pending: Buffer = Buffer.alloc(0);
+  let receivedBytes = 0;
+  let paused = false;
   connection.on("data", (chunk: Buffer) => {
+    receivedBytes += chunk.length;
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= 8) {
       const size = pending.readUInt32BE(4);
@@ -116,8 +121,31 @@ export async function startExec(
       connection.removeAllListeners("data");
       connection.destroy();
     },
-    pause: () => connection.pause(),
-    resume: () => connection.resume(),
+    pause: () => {
+      paused = true;
+      connection.pause();
+    },
+    resume: () => {
+      paused = false;
+      connection.resume();
+    },
+    waitForOutputToSettle: async (quietMilliseconds, capMilliseconds) => {
+      let activeMilliseconds = 0;
+      let quietFor = 0;
+      const step = 25;
+      while (!outputDone) {
+        const before = receivedBytes;
+        await Promise.race([sleep(step), outputEnded]);
+        // Let pending socket reads run before judging (timers can fire right after a long synchronous stretch).
+        await new Promise((resolve) => setImmediate(resolve));
+        await new Promise((resolve) => setImmediate(resolve));
+        // Output held back by backpressure is still owed to the client: keep waiting while paused.
+        if (paused) continue;
+        activeMilliseconds += step;
+        quietFor = receivedBytes === before ? quietFor + step : 0;
+        if (quietFor >= quietMilliseconds || activeMilliseconds >= capMilliseconds) return;
+      }
+    },
     closeStdin: () => {
       if (!connection.writableEnded) connection.end();
     },

@@ -70,6 +70,27 @@ done
 exit 0
 `;
 
+/** Counts the processes of a session (bash script run as root). */
+const COUNT_SESSION_SCRIPT = `
+session="$1"; count=0
+for directory in /proc/[0-9]*; do
+  read -r line < "$directory/stat" 2>/dev/null || continue
+  rest="\${line##*) }"
+  set -- $rest
+  if [ "$4" = "$session" ]; then count=$((count + 1)); fi
+done
+echo "$count"
+`;
+
+/** True when some process of the session still runs (e.g. a background child holding stdout). */
+export async function sessionHasProcesses(sandbox: ContainerSandbox, sessionId: number): Promise<boolean> {
+  const result = await runExec(sandbox.container, {
+    command: ["/bin/bash", "-c", COUNT_SESSION_SCRIPT, "e2b-emulator-session", String(sessionId)],
+    user: "root",
+  });
+  return Number(result.stdout.toString("utf8").trim()) > 0;
+}
+
 /** Signals every process of a session inside the container. */
 export async function signalSession(sandbox: ContainerSandbox, sessionId: number, signal: number): Promise<void> {
   await runExec(sandbox.container, {
@@ -148,8 +169,18 @@ export class ManagedProcess {
         rejectPid(new ConnectProtocolError("internal", `failed to start process (exit ${exitCode}): ${message}`));
         return;
       }
-      // Give trailing output a moment; a background child may keep stdout open forever.
-      await Promise.race([running.outputEnded, new Promise((resolve) => setTimeout(resolve, 100))]);
+      // Deliver all output, but a background child may keep stdout open forever. Usually Docker
+      // closes the stream right after the exit; if not, look whether anything of the session is
+      // still alive: if so, stop once the pipe is quiet; if not, the rest is just in flight.
+      const endedPromptly = await Promise.race([
+        running.outputEnded.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50)),
+      ]);
+      if (!endedPromptly) {
+        const sessionAlive = await sessionHasProcesses(sandbox, this.pid).catch(() => true);
+        if (sessionAlive) await running.waitForOutputToSettle(150, 5_000);
+        else await running.waitForOutputToSettle(10_000, 30_000);
+      }
       running.detach();
       this.finish(exitCode);
     });

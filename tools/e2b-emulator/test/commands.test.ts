@@ -105,8 +105,8 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
     });
 
     it("streams large output without losing bytes", async () => {
-      const result = await sandbox.commands.run("head -c 3000000 /dev/zero | tr '\\0' 'x'");
-      expect(result.stdout.length).toBe(3_000_000);
+      const result = await sandbox.commands.run("head -c 8000000 /dev/zero | tr '\\0' 'x'");
+      expect(result.stdout.length).toBe(8_000_000);
     });
   });
 
