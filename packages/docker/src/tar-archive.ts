@@ -1,5 +1,6 @@
 import { PathError } from "@sbx/core";
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import * as tar from "tar-stream";
 
 /** Header fields of the one entry sbx writes. */
@@ -23,30 +24,20 @@ export function packSingleFile(header: FileEntryHeader, data: AsyncIterable<Uint
   }
   const pack = tar.pack();
   const entry = pack.entry({ name: header.name, size: header.size, type: "file", mode: header.mode ?? 0o644, uid: header.uid, gid: header.gid, mtime: new Date() });
-  void (async () => {
-    let written = 0;
-    try {
-      for await (const chunk of data) {
-        if (signal?.aborted) throw signal.reason ?? new Error("aborted");
-        written += chunk.byteLength;
-        if (written > header.size) throw new Error(`the data is longer than the ${header.size} bytes announced`);
-        if (!entry.write(chunk)) await new Promise<void>((resolve, reject) => {
-          const cleanup = () => { entry.off("drain", onDrain); entry.off("error", onError); entry.off("close", onDrain); };
-          const onDrain = () => { cleanup(); resolve(); };
-          const onError = (error: Error) => { cleanup(); reject(error); };
-          entry.once("drain", onDrain);
-          entry.once("error", onError);
-          entry.once("close", onDrain);
-        });
-      }
-      if (written !== header.size) throw new Error(`the data ended after ${written} of the ${header.size} bytes announced`);
-      entry.end(undefined as never);
-      pack.finalize();
-    } catch (error) {
-      entry.destroy(error as Error);
-      pack.destroy(error as Error);
+  let written = 0;
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of data) {
+      if (signal?.aborted) throw signal.reason ?? new Error("aborted");
+      written += chunk.byteLength;
+      if (written > header.size) throw new Error(`the data is longer than the ${header.size} bytes announced`);
+      yield chunk;
     }
-  })();
+    if (written !== header.size) throw new Error(`the data ended after ${written} of the ${header.size} bytes announced`);
+  }
+  pipeline(Readable.from(counted(), { objectMode: false, highWaterMark: 1024 * 1024 }), entry as unknown as NodeJS.WritableStream).then(
+    () => pack.finalize(),
+    (error: Error) => pack.destroy(error),
+  );
   return pack as unknown as Readable;
 }
 
@@ -78,7 +69,7 @@ export function checkEntryHeader(header: tar.Header, expectedName: string, path:
 
 /**
  * Reads the single entry of a tar stream from the engine and returns its bytes as a pull-based stream
- * (bounded memory). A second entry, a short body or a malformed archive errors the stream.
+ * (bounded memory: at most 8 socket chunks are queued ahead of the reader). A second entry, a short body or a malformed archive errors the stream.
  */
 export async function readSingleEntry(source: Readable, expectedName: string, path: string, signal?: AbortSignal): Promise<ArchiveEntry> {
   const extract = tar.extract();
@@ -128,6 +119,6 @@ export async function readSingleEntry(source: Readable, expectedName: string, pa
       signal?.removeEventListener("abort", abort);
       abort();
     },
-  }, { highWaterMark: 0 });
+  }, { highWaterMark: 8 });
   return { header: entry.header, body };
 }

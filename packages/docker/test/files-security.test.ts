@@ -9,15 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkEntryHeader, readSingleEntry } from "../src/index.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
-async function tarOf(entries: Array<tar.Header & { body?: string }>): Promise<Readable> {
+type TestHeader = Partial<tar.Header> & { name: string; body?: string };
+
+async function tarOf(entries: TestHeader[]): Promise<Readable> {
   const pack = tar.pack();
-  for (const { body, ...header } of entries) pack.entry(header, body ?? "");
+  for (const { body, ...header } of entries) pack.entry(header as tar.Header, body ?? "");
   pack.finalize();
   return pack as unknown as Readable;
 }
 
 describe("the host-side tar parser refuses anything but the one regular file asked for", () => {
-  const corpus: Array<[string, tar.Header]> = [
+  const corpus: Array<[string, TestHeader]> = [
     ["parent escape", { name: "../x", type: "file", size: 0 }],
     ["absolute name", { name: "/etc/passwd", type: "file", size: 0 }],
     ["nested name", { name: "a/../../x", type: "file", size: 0 }],
@@ -31,7 +33,7 @@ describe("the host-side tar parser refuses anything but the one regular file ask
   ];
   for (const [label, header] of corpus) {
     it(`refuses: ${label}`, async () => {
-      expect(() => checkEntryHeader(header, "out.txt", "/workspace/out.txt")).toThrow();
+      expect(() => checkEntryHeader(header as tar.Header, "out.txt", "/workspace/out.txt")).toThrow();
       await expect(readSingleEntry(await tarOf([header]), "out.txt", "/workspace/out.txt")).rejects.toMatchObject({ code: "SBX_PATH" });
     });
   }

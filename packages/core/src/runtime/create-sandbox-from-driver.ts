@@ -395,7 +395,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       const target = workspacePath(sandboxPath);
       const info = await hostStat(hostPath).catch(() => undefined);
       if (!info?.isFile()) throw new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` });
-      const stream = Readable.toWeb(createReadStream(hostPath)) as ReadableStream<Uint8Array>;
+      const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
       await adapter("upload a file", () => driver.writeFile(target, stream, { signal: fileOptions?.signal, sizeBytes: info.size }));
     },
     async download(sandboxPath, hostPath, fileOptions) {
