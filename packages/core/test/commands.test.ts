@@ -234,6 +234,16 @@ describe("timeouts and abort kill the command", () => {
     await sandbox.kill();
   });
 
+  it("an unread background stdout keeps at most outputLimitBytes", async () => {
+    const { sandbox } = await sandboxWith();
+    const handle = await sandbox.commands.start("repeat 100 x", { outputLimitBytes: 8 });
+    await handle.wait();
+    let text = "";
+    for await (const chunk of handle.stdout) text += chunk;
+    expect(text).toBe("x".repeat(8));
+    await sandbox.kill();
+  });
+
   it("handle.stdout yields output as it arrives and ends when the command exits", async () => {
     const { sandbox } = await sandboxWith();
     const handle = await sandbox.commands.start("echo streamed");

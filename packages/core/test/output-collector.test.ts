@@ -92,6 +92,30 @@ describe("TextChannel", () => {
     expect(received).toEqual(["a", "b", "c"]);
   });
 
+  it("keeps at most limitBytes of unread text, cutting at a character boundary, and frees room as text is read", async () => {
+    const channel = new TextChannel(5);
+    channel.push("abc");
+    channel.push("dé€f"); // 2 bytes of room: "d" fits, "é" (2 bytes) would not
+    channel.push("more"); // 1 byte of room: "m"
+    channel.push("dropped"); // full: dropped
+    const iterator = channel[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe("abc");
+    expect((await iterator.next()).value).toBe("d");
+    channel.push("xyz"); // room again after reading
+    channel.end();
+    expect((await iterator.next()).value).toBe("m");
+    expect((await iterator.next()).value).toBe("xyz");
+    expect((await iterator.next()).done).toBe(true);
+  });
+
+  it("text handed straight to a waiting reader is not limited", async () => {
+    const channel = new TextChannel(2);
+    const iterator = channel[Symbol.asyncIterator]();
+    const next = iterator.next();
+    channel.push("longer than two");
+    expect((await next).value).toBe("longer than two");
+  });
+
   it("an ended empty channel finishes immediately", async () => {
     const channel = new TextChannel();
     channel.end();

@@ -106,8 +106,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     const stderr = new OutputCollector(limit);
     if (runOptions.onStdout) stdout.onText(runOptions.onStdout);
     if (runOptions.onStderr) stderr.onText(runOptions.onStderr);
-    const stdoutChannel = new TextChannel();
-    const stderrChannel = new TextChannel();
+    const stdoutChannel = new TextChannel(limit);
+    const stderrChannel = new TextChannel(limit);
     if (background) {
       stdout.onText((text) => stdoutChannel.push(text));
       stderr.onText((text) => stderrChannel.push(text));

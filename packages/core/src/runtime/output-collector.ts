@@ -69,19 +69,42 @@ export class OutputCollector {
   }
 }
 
-/** A single-consumer async queue of text, closed when the stream ends. */
+/**
+ * A single-consumer async queue of text, closed when the stream ends. At most `limitBytes` (UTF-8) of unread
+ * text is kept; text arriving while the queue is full is dropped, so an unread stream cannot grow memory without bound.
+ */
 export class TextChannel implements AsyncIterable<string> {
   private readonly queue: string[] = [];
+  private queuedBytes = 0;
   private waiting: ((result: IteratorResult<string>) => void) | undefined;
   private ended = false;
 
-  /** Adds text. */
+  /** @param limitBytes most unread text kept, in UTF-8 bytes. Default: no limit. */
+  constructor(private readonly limitBytes: number = Number.POSITIVE_INFINITY) {}
+
+  /** Adds text (dropped, or cut at a character boundary, when the unread queue is full). */
   push(text: string): void {
     if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = undefined;
       resolve({ value: text, done: false });
-    } else this.queue.push(text);
+      return;
+    }
+    const room = this.limitBytes - this.queuedBytes;
+    let kept = text;
+    let size = Buffer.byteLength(kept);
+    if (size > room) {
+      kept = "";
+      for (const character of text) {
+        const next = kept + character;
+        if (Buffer.byteLength(next) > room) break;
+        kept = next;
+      }
+      size = Buffer.byteLength(kept);
+    }
+    if (kept.length === 0) return;
+    this.queue.push(kept);
+    this.queuedBytes += size;
   }
 
   /** Ends the stream. */
@@ -97,7 +120,11 @@ export class TextChannel implements AsyncIterable<string> {
   [Symbol.asyncIterator](): AsyncIterator<string> {
     return {
       next: () => {
-        if (this.queue.length > 0) return Promise.resolve({ value: this.queue.shift()!, done: false });
+        if (this.queue.length > 0) {
+          const text = this.queue.shift()!;
+          this.queuedBytes -= Buffer.byteLength(text);
+          return Promise.resolve({ value: text, done: false });
+        }
         if (this.ended) return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve) => (this.waiting = resolve));
       },
