@@ -69,7 +69,7 @@ export function checkEntryHeader(header: tar.Header, expectedName: string, path:
 
 /**
  * Reads the single entry of a tar stream from the engine and returns its bytes as a pull-based stream
- * (bounded memory: at most 8 socket chunks are queued ahead of the reader). A second entry, a short body or a malformed archive errors the stream.
+ * (bounded memory: about 1 MiB is read ahead of the reader). A second entry, a short body or a malformed archive errors the stream.
  */
 export async function readSingleEntry(source: Readable, expectedName: string, path: string, signal?: AbortSignal): Promise<ArchiveEntry> {
   const extract = tar.extract();
@@ -92,16 +92,48 @@ export async function readSingleEntry(source: Readable, expectedName: string, pa
     abort();
     throw error;
   }
-  const chunks = entry[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  // Coalesce socket-sized chunks (often 16-64 KiB) into reads of up to 1 MiB: fewer hops through the web stream
+  // machinery, and memory stays bounded because the entry is paused while 1 MiB waits for the reader.
+  const coalesceBytes = 1024 * 1024;
+  const entryStream = entry as unknown as NodeJS.ReadableStream & { pause(): void; resume(): void };
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  entryStream.on("data", (chunk: Buffer) => {
+    pending.push(chunk);
+    pendingBytes += chunk.byteLength;
+    if (pendingBytes >= coalesceBytes) entryStream.pause();
+    notify();
+  });
+  entryStream.on("end", () => {
+    ended = true;
+    notify();
+  });
+  entryStream.on("error", (error: unknown) => {
+    failure = error;
+    notify();
+  });
   signal?.addEventListener("abort", abort, { once: true });
   let received = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const next = await chunks.next();
-        if (!next.done) {
-          received += next.value.byteLength;
-          controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+        while (pending.length === 0 && !ended && failure === undefined) await new Promise<void>((resolve) => (wake = resolve));
+        if (failure !== undefined) throw failure;
+        if (pending.length > 0) {
+          const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+          pending.length = 0;
+          pendingBytes = 0;
+          received += chunk.byteLength;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if (!ended) entryStream.resume();
           return;
         }
         if (received !== entry.header.size) throw new Error(`the archive ended after ${received} of ${entry.header.size} bytes`);
@@ -119,6 +151,6 @@ export async function readSingleEntry(source: Readable, expectedName: string, pa
       signal?.removeEventListener("abort", abort);
       abort();
     },
-  }, { highWaterMark: 8 });
+  }, { highWaterMark: 1 });
   return { header: entry.header, body };
 }

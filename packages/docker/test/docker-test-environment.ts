@@ -18,7 +18,7 @@ if (!status.usable) {
 }
 
 /** `describe`, skipped loudly (or failing under SBX_REQUIRE=docker) when the engine is unreachable. */
-export const describeWithDocker: typeof describe = status.usable ? describe : describe.skip;
+export const describeWithDocker = (status.usable ? describe : describe.skip) as unknown as typeof describe;
 
 /** Creates a sandbox on the test image. */
 export function createTestSandbox(options: CreateSandboxOptions = {}, settings: Record<string, unknown> = {}): Promise<Sandbox> {
