@@ -97,6 +97,14 @@ describe("createSandbox rejects bad input before touching a backend", () => {
     expect(error.message).toContain("timeout");
   });
 
+  it("an already-aborted signal → AbortedError before the provider is asked to create anything", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const error = await caught(() => createSandbox(provider, { signal: controller.signal }));
+    expect(isSbxError(error, "SBX_ABORTED")).toBe(true);
+    expect(provider.drivers).toHaveLength(0);
+  });
+
   it("valid options with every field set pass validation", async () => {
     const sandbox = await createSandbox(provider, {
       network: { egress: "deny" },
@@ -122,6 +130,10 @@ describe("connectSandbox", () => {
 
   it("bad options → field under options", async () => {
     await expectInvalidArgument(() => connectSandbox(provider, "sb-1", { user: "nobody" } as never), "options.user");
+  });
+
+  it.each([[42], [null], [undefined]])("a target of the wrong type %j → field target", async (target) => {
+    await expectInvalidArgument(() => connectSandbox(target as never, "sb-1"), "target");
   });
 
   it("a bad target string → field target", async () => {

@@ -157,6 +157,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
 export async function connectSandbox(target: string | SandboxProviderV1, sandboxId: string, options?: CreateSandboxOptions): Promise<Sandbox> {
   const { resolved, signal } = parseOptions(options);
   if (typeof sandboxId !== "string" || sandboxId.length === 0) throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
+  if (typeof target !== "string" && (typeof target !== "object" || target === null)) throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://\" or a provider object." });
   const provider = typeof target === "string" ? await loadProvider(parseTarget(target).scheme, resolved.settings) : checkProvider(target);
   if (!provider.capabilities.RECONNECT || !provider.connect) {
     throw new CapabilityNotSupportedError({ capability: "RECONNECT", backend: provider.backend, supportedBy: backendsSupporting("RECONNECT", provider.backend) });
