@@ -19,19 +19,18 @@ import { requireString, validate } from "./validate.js";
 const KILL_GRACE_MS = 10_000;
 
 /**
- * Waits for a process's exit. Once the process has been told to stop (timeout or abort), waits at most
- * `KILL_GRACE_MS` more, so a backend that loses the exit status cannot hang the caller.
+ * Waits for `work` to settle. Once the work has been told to stop (timeout or abort), waits at most
+ * `KILL_GRACE_MS` more and then settles with `fallback`, so a backend that loses track of a killed process
+ * cannot hang the caller.
  */
-function waitForExit<Exit extends { exitCode: number }>(exit: Promise<Exit>, stopping: () => boolean): Promise<Exit> {
-  return new Promise<Exit>((resolve, reject) => {
+function settleWithinGrace<Value>(work: Promise<Value>, stopping: () => boolean, fallback: Value): Promise<Value> {
+  return new Promise<Value>((resolve, reject) => {
     let graceTimer: NodeJS.Timeout | undefined;
     const poll = setInterval(() => {
-      if (stopping() && !graceTimer) {
-        graceTimer = setTimeout(() => resolve({ exitCode: 137 } as Exit), KILL_GRACE_MS);
-      }
+      if (stopping() && !graceTimer) graceTimer = setTimeout(() => resolve(fallback), KILL_GRACE_MS);
     }, 100);
     poll.unref();
-    exit.then(resolve, reject).finally(() => {
+    work.then(resolve, reject).finally(() => {
       clearInterval(poll);
       if (graceTimer) clearTimeout(graceTimer);
     });
@@ -158,7 +157,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
           });
           writing.catch(() => {});
         }
-        const exit = await adapter("wait for a command", () => waitForExit(process.exit, () => stopReason !== undefined));
+        const exit = await adapter("wait for a command", () => settleWithinGrace(process.exit, () => stopReason !== undefined, { exitCode: 137 }));
         stdout.finish();
         stderr.finish();
         if (stopReason === "timeout") {
@@ -265,7 +264,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     };
     try {
       const outcome = await adapter("run code", () =>
-        driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request),
+        settleWithinGrace(driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request), () => stopReason !== undefined, { error: null, results: null }),
       ).catch((error) => {
         if (stopReason) return { error: null, results: null };
         throw error;
