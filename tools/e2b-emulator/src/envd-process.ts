@@ -153,6 +153,8 @@ export class ManagedProcess {
           this.pid = Number(pidLine.subarray(0, newline).toString("utf8").trim());
           pidKnown = true;
           resolvePid();
+          // Docker copies stdout and stderr independently, so stderr may overtake the pid line.
+          for (const early of earlyStderr.splice(0)) this.publish({ data: { stderr: early.toString("base64") } });
           const rest = pidLine.subarray(newline + 1);
           if (rest.length > 0) this.publish({ data: { stdout: rest.toString("base64") } });
         },
