@@ -3,7 +3,7 @@ import { createSandboxProvider } from "@sbx/fake";
 import { loopbackServers } from "./fixtures/loopback-servers.js";
 
 /** The fake with its full manifest. */
-describeSandboxContract("fake", () => createSandboxProvider(), { network: loopbackServers, largeFileBytes: 8 * 1024 * 1024 });
+describeSandboxContract("fake", () => createSandboxProvider(), { network: loopbackServers });
 
 /**
  * The fake narrowed to every optional capability off, so each declared-off path (refusals with the right
@@ -12,5 +12,5 @@ describeSandboxContract("fake", () => createSandboxProvider(), { network: loopba
 describeSandboxContract(
   "fake (every optional capability off)",
   () => createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } }),
-  { network: loopbackServers, largeFileBytes: 8 * 1024 * 1024 },
+  { network: loopbackServers },
 );
