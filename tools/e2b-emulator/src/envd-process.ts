@@ -150,7 +150,14 @@ export class ManagedProcess {
           pidLine = Buffer.concat([pidLine, chunk]);
           const newline = pidLine.indexOf(10);
           if (newline < 0) return;
-          this.pid = Number(pidLine.subarray(0, newline).toString("utf8").trim());
+          const firstLine = pidLine.subarray(0, newline).toString("utf8").trim();
+          if (!/^\d+$/.test(firstLine)) {
+            // Docker reports exec failures (bad cwd or user) as output, not as a pid.
+            earlyStderr.unshift(pidLine);
+            pidLine = Buffer.alloc(0);
+            return;
+          }
+          this.pid = Number(firstLine);
           pidKnown = true;
           resolvePid();
           // Docker copies stdout and stderr independently, so stderr may overtake the pid line.
@@ -168,7 +175,8 @@ export class ManagedProcess {
     void running.exitCode.then(async (exitCode) => {
       if (!pidKnown) {
         const message = Buffer.concat(earlyStderr).toString("utf8").trim();
-        rejectPid(new ConnectProtocolError("internal", `failed to start process (exit ${exitCode}): ${message}`));
+        const code = /chdir|no such file|unable to find user|no matching entries/i.test(message) ? "invalid_argument" : "internal";
+        rejectPid(new ConnectProtocolError(code, `failed to start process (exit ${exitCode}): ${message}`));
         return;
       }
       // Deliver all output, but a background child may keep stdout open forever. Usually Docker

@@ -44,6 +44,11 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
       expect(error).toMatchObject({ name: "CommandExitError", exitCode: 3, stdout: "partial\n", stderr: "oops\n" });
     });
 
+    it("reports a missing cwd or unknown user as InvalidArgumentError", async () => {
+      await expect(sandbox.commands.run("pwd", { cwd: "/does/not/exist" })).rejects.toMatchObject({ name: "InvalidArgumentError" });
+      await expect(sandbox.commands.run("pwd", { user: "ghost" })).rejects.toMatchObject({ name: "InvalidArgumentError" });
+    });
+
     it("ends when the command exits even if a background child still holds stdout", async () => {
       const started = Date.now();
       const result = await sandbox.commands.run("sleep 30 & echo parent-done");
