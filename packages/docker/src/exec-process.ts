@@ -10,9 +10,11 @@ export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
 /**
  * Runs the command in a new session (`setsid`, when the image has it) so the whole tree has one process group,
  * records that group id under /tmp, and exits with the command's status as soon as the command itself exits,
- * even while background children still hold stdout. Arguments: $1 the command line, $2 the command id.
+ * even while background children still hold stdout. Arguments: $1 the command line, $2 the command id, $3 the
+ * working directory (a missing one is sh's own error on stderr and exit 126, not an engine error on stdout).
  */
 export const COMMAND_WRAPPER = [
+  'cd -- "$3" || exit 126',
   "exec 3<&0",
   'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
   "exec 3<&-",
@@ -82,13 +84,12 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
   const environment = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
   environment.push(`${COMMAND_MARKER_VARIABLE}=${commandId}`);
   const exec = await context.container.exec({
-    Cmd: ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId],
+    Cmd: ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd],
     AttachStdin: request.stdin,
     AttachStdout: true,
     AttachStderr: true,
     Tty: false,
     Env: environment,
-    WorkingDir: request.cwd,
     User: context.user,
     Privileged: false,
   });

@@ -127,6 +127,7 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
     notes: [
       "Docker has no per-host egress filter: EGRESS_ALLOWLIST is off.",
       "Containers share the host kernel unless runtime \"runsc\" (gVisor) is used.",
+      "Files move as uncompressed tar built and parsed by sbx (never compressed: CVE-2026-41567); keep the engine patched.",
       ...notes,
     ],
   };

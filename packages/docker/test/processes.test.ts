@@ -42,6 +42,16 @@ describeWithDocker("processes", () => {
     expect(result.stderr).toBe("e1\ne2\ne3\netail");
   });
 
+  it("a missing working directory is the shell's own error on stderr, not engine text on stdout", async () => {
+    const result = await sandbox.commands.run("pwd", { cwd: "/no/such/folder" });
+    expect(result.exitCode).toBe(126);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(/no\/such\/folder/);
+    expect((await sandbox.commands.run("pwd", { cwd: "sub" }).catch(() => undefined))?.exitCode).toBe(126);
+    await sandbox.files.mkdir("sub");
+    expect((await sandbox.commands.run("pwd", { cwd: "sub" })).stdout).toBe("/workspace/sub\n");
+  });
+
   it("a timeout kills a double-forked child that called setsid again (no process left, checked with ps)", async () => {
     const started = Date.now();
     await expect(sandbox.commands.run("(setsid sh -c 'sleep 997 & sleep 998' &) ; (sh -c 'sleep 996 &' &); sleep 999", { timeoutMs: 1500 })).rejects.toMatchObject({ code: "SBX_TIMEOUT", killed: true });
