@@ -97,6 +97,18 @@ _captures = [_FileDescriptorCapture("stdout", 1), _FileDescriptorCapture("stderr
 
 sys.stdout = _Stream("stdout")
 sys.stderr = _Stream("stderr")
+
+_executing = False
+
+
+def _on_interrupt(signal_number, frame):
+    # Interrupts only hit user code; outside a cell (driver bookkeeping) they are ignored.
+    if _executing:
+        raise KeyboardInterrupt()
+
+
+import signal as _signal_module
+_signal_module.signal(_signal_module.SIGINT, _on_interrupt)
 _namespace = {"__name__": "__main__", "__builtins__": __builtins__}
 _count = 0
 _input = sys.__stdin__
@@ -113,6 +125,7 @@ for _line in _input:
     _saved = {key: os.environ.get(key) for key in _env}
     os.environ.update({key: str(value) for key, value in _env.items()})
     try:
+        _executing = True
         _tree = ast.parse(_request.get("code", ""), "<cell>", "exec")
         _last = None
         if _tree.body and isinstance(_tree.body[-1], ast.Expr):
@@ -124,6 +137,7 @@ for _line in _input:
                 _namespace["_"] = _value
                 _emit({"type": "result", "is_main_result": True, "text": repr(_value)})
     except BaseException as _error:
+        _executing = False
         _tb = _error.__traceback__
         while _tb is not None and os.path.abspath(_tb.tb_frame.f_code.co_filename) == _driver_file:
             _tb = _tb.tb_next
@@ -134,6 +148,7 @@ for _line in _input:
             "traceback": "".join(traceback.format_exception(type(_error), _error, _tb)),
         })
     finally:
+        _executing = False
         sys.stdout.flush()
         sys.stderr.flush()
         for _capture in _captures:

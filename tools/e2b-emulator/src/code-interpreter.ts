@@ -39,6 +39,7 @@ class CodeContext {
   private listener: ((message: InterpreterMessage) => void) | undefined;
   private queue: Promise<void> = Promise.resolve();
   private startup: Promise<void> | undefined;
+  private activeExecution: { cancelled: boolean } | undefined;
 
   constructor(
     readonly sandbox: ContainerSandbox,
@@ -79,7 +80,12 @@ class CodeContext {
             const line = this.lineBuffer.slice(0, newline);
             this.lineBuffer = this.lineBuffer.slice(newline + 1);
             if (!line.trim()) continue;
-            const message = JSON.parse(line) as InterpreterMessage;
+            let message: InterpreterMessage;
+            try {
+              message = JSON.parse(line) as InterpreterMessage;
+            } catch {
+              message = { type: "stderr", text: line + "\n", timestamp: new Date().toISOString() };
+            }
             if (message.type === "ready") {
               this.driverPid = Number(message.pid);
               isReady = true;
@@ -108,10 +114,21 @@ class CodeContext {
     await ready;
   }
 
-  /** Runs code; messages are passed to `onMessage` until end_of_execution. Executions are serialized. */
-  execute(code: string, environment: Record<string, string> | undefined, onMessage: (message: InterpreterMessage) => void): Promise<void> {
+  /**
+   * Runs code; messages are passed to `onMessage` until end_of_execution. Executions are
+   * serialized. `cancellation.cancelled` (set when the client went away) skips a queued
+   * execution; for the running one call {@link interrupt}.
+   */
+  execute(
+    code: string,
+    environment: Record<string, string> | undefined,
+    onMessage: (message: InterpreterMessage) => void,
+    cancellation: { cancelled: boolean } = { cancelled: false },
+  ): Promise<void> {
     const run = async () => {
+      if (cancellation.cancelled) return;
       await this.ensureStarted();
+      this.activeExecution = cancellation;
       await new Promise<void>((resolve) => {
         this.listener = (message) => {
           onMessage(message);
@@ -123,9 +140,18 @@ class CodeContext {
         this.running?.connection.write(JSON.stringify({ code, env_vars: environment ?? {} }) + "\n");
       });
     };
-    const result = this.queue.then(run, run);
+    const result = this.queue.then(run, run).finally(() => {
+      if (this.activeExecution === cancellation) this.activeExecution = undefined;
+    });
     this.queue = result.catch(() => undefined);
     return result;
+  }
+
+  /** Sends SIGINT (KeyboardInterrupt, like Jupyter's interrupt) if `execution` is the one running. */
+  async interrupt(execution: { cancelled: boolean }): Promise<void> {
+    execution.cancelled = true;
+    if (this.activeExecution !== execution || !this.driverPid || this.sandbox.gone) return;
+    await signalSession(this.sandbox, this.driverPid, 2).catch(() => undefined);
   }
 
   /** Kills the driver process (and anything it spawned). */
@@ -247,9 +273,23 @@ export async function handleCodeInterpreterRequest(
       }
       await context.ensureStarted();
       response.writeHead(200, { "content-type": "application/x-ndjson" });
-      await context.execute(body.code ?? "", body.env_vars, (message) => {
-        if (!response.destroyed) response.write(JSON.stringify(message) + "\n");
+      // Send headers now: the SDK's request timeout runs until they arrive, its cell timeout after.
+      response.flushHeaders();
+      const execution = { cancelled: false };
+      let finished = false;
+      // The SDK aborts the request on its timeout: interrupt the cell like Jupyter would.
+      response.on("close", () => {
+        if (!finished) void context.interrupt(execution);
       });
+      await context.execute(
+        body.code ?? "",
+        body.env_vars,
+        (message) => {
+          if (!response.destroyed) response.write(JSON.stringify(message) + "\n");
+        },
+        execution,
+      );
+      finished = true;
       response.end();
       return;
     }

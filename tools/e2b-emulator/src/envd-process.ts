@@ -55,17 +55,19 @@ export function signalNumber(signal: unknown): number {
 }
 
 /**
- * Bash script run as root that signals a whole session: the process group and
- * every process whose session id matches (catches children that changed group).
+ * Bash script run as root that signals a whole session: every process whose
+ * process group or session id matches (catches children that changed group),
+ * each once per pass. SIGKILL makes a second pass for processes forked meanwhile.
  */
 const KILL_SESSION_SCRIPT = `
-signal="$1"; session="$2"
-kill -s "$signal" -- "-$session" 2>/dev/null
-for directory in /proc/[0-9]*; do
-  read -r line < "$directory/stat" 2>/dev/null || continue
-  rest="\${line##*) }"
-  set -- $rest
-  if [ "$4" = "$session" ] || [ "$3" = "$session" ]; then kill -s "$signal" "\${directory#/proc/}" 2>/dev/null; fi
+signal="$1"; session="$2"; passes="$3"
+for pass in $(seq "$passes"); do
+  for directory in /proc/[0-9]*; do
+    read -r line < "$directory/stat" 2>/dev/null || continue
+    rest="\${line##*) }"
+    set -- $rest
+    if [ "$4" = "$session" ] || [ "$3" = "$session" ]; then kill -s "$signal" "\${directory#/proc/}" 2>/dev/null; fi
+  done
 done
 exit 0
 `;
@@ -94,7 +96,7 @@ export async function sessionHasProcesses(sandbox: ContainerSandbox, sessionId: 
 /** Signals every process of a session inside the container. */
 export async function signalSession(sandbox: ContainerSandbox, sessionId: number, signal: number): Promise<void> {
   await runExec(sandbox.container, {
-    command: ["/bin/bash", "-c", KILL_SESSION_SCRIPT, "e2b-emulator-kill", String(signal), String(sessionId)],
+    command: ["/bin/bash", "-c", KILL_SESSION_SCRIPT, "e2b-emulator-kill", String(signal), String(sessionId), signal === 9 ? "2" : "1"],
     user: "root",
   });
 }

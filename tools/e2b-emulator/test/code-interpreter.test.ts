@@ -88,6 +88,18 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     expect(y.text).toBe("2");
   });
 
+  it("interrupts a cell when the SDK times out, keeping the context usable", async () => {
+    const context = await sandbox.createCodeContext();
+    await sandbox.runCode("kept = 'state'", { context });
+    const started = Date.now();
+    const timedOut = await sandbox.runCode("import time\nwhile True: time.sleep(0.1)", { context, timeoutMs: 1_000 }).catch((error: Error) => error);
+    expect(timedOut).toMatchObject({ name: "TimeoutError" });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const after = await sandbox.runCode("kept", { context });
+    expect(after.text).toBe("'state'");
+    expect(after.error).toBeUndefined();
+  });
+
   it("refuses languages other than python", async () => {
     await expect(sandbox.runCode("console.log(1)", { language: "js" })).rejects.toMatchObject({ name: "SandboxError" });
   });
