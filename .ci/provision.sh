@@ -13,10 +13,19 @@ command -v dockerd >/dev/null 2>&1 || need_packages+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_packages+=(debootstrap)
 command -v docker-registry >/dev/null 2>&1 || need_packages+=(docker-registry)
 command -v iptables >/dev/null 2>&1 || need_packages+=(iptables)
+command -v runsc >/dev/null 2>&1 || need_packages+=(runsc)
+command -v git >/dev/null 2>&1 || need_packages+=(git)
 if [ ${#need_packages[@]} -gt 0 ]; then
   log "installing ${need_packages[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_packages[@]}" >/dev/null
+fi
+
+# gVisor as an optional runtime, told to create no network of its own (see shared/reference/docker-engine-in-ci.md).
+if command -v runsc >/dev/null 2>&1 && ! grep -q runsc /etc/docker/daemon.json 2>/dev/null; then
+  mkdir -p /etc/docker
+  printf '{ "runtimes": { "runsc": { "path": "%s", "runtimeArgs": ["--network=none"] } } }\n' "$(command -v runsc)" > /etc/docker/daemon.json
+  if pgrep -x dockerd >/dev/null 2>&1; then log "reloading dockerd for the runsc runtime"; kill -HUP "$(pgrep -x dockerd)"; sleep 1; fi
 fi
 
 if ! docker info >/dev/null 2>&1; then
