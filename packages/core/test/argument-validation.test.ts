@@ -1,3 +1,4 @@
+import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import {
   BackendUnavailableError,
@@ -13,15 +14,6 @@ import {
 } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-/** Runs `call` and returns the error it threw (sync or async), failing if it did not throw. */
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 async function expectInvalidArgument(call: () => unknown, field: string): Promise<InvalidArgumentError> {
   const error = await caught(call);

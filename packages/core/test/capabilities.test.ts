@@ -1,3 +1,4 @@
+import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import {
   backendsSupporting,
@@ -9,14 +10,6 @@ import {
 } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_CAPABILITIES } from "./support/memory-driver.ts";
 
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 async function expectRefusal(call: () => unknown, capability: string, backend: string): Promise<CapabilityNotSupportedError> {
   const error = await caught(call);

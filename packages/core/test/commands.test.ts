@@ -1,3 +1,4 @@
+import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import {
   AbortedError,
@@ -10,14 +11,6 @@ import {
 } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_WORKSPACE } from "./support/memory-driver.ts";
 
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 async function sandboxWith(options: Parameters<typeof createMemoryProvider>[0] = {}, createOptions: Parameters<typeof createSandbox>[1] = {}) {
   const provider = createMemoryProvider(options);

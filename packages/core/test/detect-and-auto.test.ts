@@ -3,18 +3,11 @@
  * are overridden here with in-memory providers whose detect() says what each test needs. The registry is
  * per test file (vitest isolates files), so these overrides do not leak into other tests.
  */
+import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import { AUTO_PREFERENCE_ORDER, BackendUnavailableError, createSandbox, detectBackends, registerProvider } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 function registerBackend(backend: string, usable: boolean) {
   registerProvider(backend, () =>

@@ -1,3 +1,4 @@
+import { caught } from "./support/caught.ts";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,14 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, FileNotFoundError, InvalidArgumentError, PathError, type Sandbox } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_WORKSPACE, type MemoryDriver } from "./support/memory-driver.ts";
 
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 let hostDirectory: string;
 let sandbox: Sandbox;

@@ -1,15 +1,8 @@
+import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import { createSandbox, defineCapabilities, ProviderError, SandboxClosedError, type Sandbox } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-async function caught(call: () => unknown): Promise<any> {
-  try {
-    await call();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected the call to throw");
-}
 
 const everything = defineCapabilities({ STATEFUL_CODE: true, BACKGROUND_COMMANDS: true, STDIN: true, languages: ["python"] });
 

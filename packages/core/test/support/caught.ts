@@ -1,0 +1,9 @@
+/** Runs `call` and returns the error it threw (sync or async), failing if it did not throw. */
+export async function caught(call: () => unknown): Promise<any> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to throw");
+}
