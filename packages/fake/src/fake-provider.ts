@@ -158,7 +158,7 @@ class FakeProvider implements FakeSandboxProvider {
       },
       notes: [
         NOT_A_SECURITY_BOUNDARY_NOTE,
-        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; '&' jobs run to completion in order, and output is delivered when a command ends.",
+        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; scripts run one top-level statement at a time, so output streams per statement and a top-level '&' job runs in the background (elsewhere '&' runs in order).",
         "Python in commands is just-bash's CPython (WebAssembly, no network); runCode uses one Pyodide interpreter per process (contexts are separate namespaces sharing sys.modules).",
       ],
     };
