@@ -175,6 +175,8 @@ export class ManagedProcess {
     );
     const running = this.running;
     void running.exitCode.then(async (exitCode) => {
+      // The exit can be seen (by polling the exec) before the pid line has arrived on stdout: let the output drain first.
+      if (!pidKnown) await Promise.race([running.outputEnded, new Promise((resolve) => setTimeout(resolve, 2_000))]);
       if (!pidKnown) {
         const message = Buffer.concat(earlyStderr).toString("utf8").trim();
         const code = /chdir|no such file|unable to find user|no matching entries/i.test(message) ? "invalid_argument" : "internal";
