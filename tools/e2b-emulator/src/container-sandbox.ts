@@ -8,6 +8,7 @@ import type Docker from "dockerode";
 import { runExec } from "./docker-exec.js";
 import { ProcessRegistry } from "./envd-process.js";
 import { CodeContextRegistry, codeInterpreterDriverPath, codeInterpreterDriverSource } from "./code-interpreter.js";
+import { FilesystemHelperRegistry } from "./filesystem-helper.js";
 import {
   describeFirewallRule,
   installFirewallRules,
@@ -85,6 +86,8 @@ export class ContainerSandbox {
   readonly startedAt = new Date();
   readonly processes: ProcessRegistry;
   readonly codeContexts: CodeContextRegistry;
+  /** Persistent per-user processes answering the envd filesystem RPCs. */
+  readonly filesystemHelpers: FilesystemHelperRegistry;
   endAt: Date;
   container!: Docker.Container;
   containerId = "";
@@ -97,6 +100,7 @@ export class ContainerSandbox {
     this.endAt = this.computeEndAt(options.timeoutSeconds);
     this.processes = new ProcessRegistry(this);
     this.codeContexts = new CodeContextRegistry(this);
+    this.filesystemHelpers = new FilesystemHelperRegistry(this);
   }
 
   /** Creates, starts and prepares the container (user account, driver script, firewall). */
@@ -240,6 +244,7 @@ export class ContainerSandbox {
         await removeFirewallRules(this.firewallRules);
         this.processes.closeAll();
         this.codeContexts.closeAll();
+        this.filesystemHelpers.closeAll();
       })();
     }
     return this.killing;

@@ -13,13 +13,19 @@ export interface ExecOptions {
   workingDirectory?: string;
   environment?: Record<string, string>;
   attachStdin?: boolean;
+  /**
+   * Start polling the exec inspect for the exit code right away (default true). `false` for
+   * long-lived processes that learn of their end from the output stream: polling then only
+   * starts if `exitCode` is read, so they cost no inspect calls while they run.
+   */
+  pollExitCode?: boolean;
 }
 
 /** A started exec whose output is delivered through callbacks. */
 export interface RunningExec {
   /** The hijacked connection; write to it for stdin when attached. */
   readonly connection: Duplex;
-  /** Resolves with the exit code once Docker reports the exec as not running. */
+  /** Resolves with the exit code once Docker reports the exec as not running (polling starts at once unless `pollExitCode` is false, then on first access). */
   readonly exitCode: Promise<number>;
   /** Resolves when the output stream ended (may happen after the exit when a child holds stdout). */
   readonly outputEnded: Promise<void>;
@@ -95,7 +101,8 @@ export async function startExec(
   connection.on("close", markEnded);
   connection.on("error", markEnded);
 
-  const exitCode = (async () => {
+  let exitCode: Promise<number> | undefined;
+  const pollExitCode = async (): Promise<number> => {
     let interval = 10;
     for (;;) {
       let information: Docker.ExecInspectInfo;
@@ -111,11 +118,15 @@ export async function startExec(
       await Promise.race([sleep(interval), outputDone ? sleep(5) : outputEnded]);
       interval = Math.min(interval * 2, 200);
     }
-  })();
+  };
+  if (options.pollExitCode !== false) exitCode = pollExitCode();
 
   return {
     connection,
-    exitCode,
+    get exitCode() {
+      exitCode ??= pollExitCode();
+      return exitCode;
+    },
     outputEnded,
     detach: () => {
       connection.removeAllListeners("data");

@@ -1,8 +1,10 @@
 /**
  * envd's `filesystem.Filesystem` service (Stat, MakeDir, Move, ListDir,
- * Remove) and the plain-HTTP `/files` endpoints, implemented with short
- * `docker exec` calls run as the requesting user so ownership and
- * permissions behave like in E2B.
+ * Remove) and the plain-HTTP `/files` endpoints, run as the requesting user so
+ * ownership and permissions behave like in E2B. The RPCs go to a persistent
+ * per-user helper process (a syscall each, like real envd); images that cannot
+ * run it (no python3) get the same answers from short `docker exec` scripts.
+ * `/files` streams through one `docker exec` per transfer.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { posix } from "node:path";
@@ -12,6 +14,7 @@ import { runExec, startExec } from "./docker-exec.js";
 import { homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
 import { ConnectProtocolError, readRequestMessage, sendUnaryResponse, type ConnectErrorCode } from "./connect-protocol.js";
 import { userFromRequest } from "./envd-authentication.js";
+import { FilesystemHelperUnavailableError, type FilesystemHelperRequest, type HelperEntry } from "./filesystem-helper.js";
 
 /** `EntryInfo` JSON as envd returns it (`type`: 1 file, 2 directory, 3 symlink). */
 export interface EntryInfo {
@@ -84,11 +87,77 @@ async function runFilesystemScript(sandbox: ContainerSandbox, user: string, scri
 
 const EXISTS_CHECK = `[ -e "$1" ] || [ -L "$1" ] || { echo "no such file or directory: $1" >&2; exit 2; }`;
 
-async function statEntry(sandbox: ContainerSandbox, user: string, path: string): Promise<EntryInfo> {
+async function statEntryWithExec(sandbox: ContainerSandbox, user: string, path: string): Promise<EntryInfo> {
   const output = await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; exec find "$1" -maxdepth 0 -printf '${FIND_FORMAT}'`, [path]);
   const entry = parseFindOutput(output)[0];
   if (!entry) throw new ConnectProtocolError("not_found", `no such file or directory: ${path}`);
   return entry;
+}
+
+function toEntryInfo(entry: HelperEntry): EntryInfo {
+  return {
+    name: posix.basename(entry.path),
+    type: entry.type,
+    path: entry.path,
+    size: entry.size,
+    mode: entry.mode,
+    permissions: entry.permissions,
+    owner: entry.owner,
+    group: entry.group,
+    modifiedTime: new Date(entry.modifiedMilliseconds).toISOString(),
+    ...(entry.symlinkTarget ? { symlinkTarget: entry.symlinkTarget } : {}),
+  };
+}
+
+/** The exec-script implementation of each helper request, for images that cannot run the helper. */
+async function runWithExec(sandbox: ContainerSandbox, user: string, request: FilesystemHelperRequest): Promise<EntryInfo | EntryInfo[] | null> {
+  switch (request.op) {
+    case "stat":
+      return statEntryWithExec(sandbox, user, request.path);
+    case "mkdir":
+      await runFilesystemScript(
+        sandbox,
+        user,
+        `if [ -e "$1" ]; then echo "path already exists: $1" >&2; exit 17; fi; mkdir -p -- "$1"`,
+        [request.path],
+      );
+      return statEntryWithExec(sandbox, user, request.path);
+    case "move":
+      await runFilesystemScript(
+        sandbox,
+        user,
+        `${EXISTS_CHECK}; mkdir -p -- "$(dirname -- "$2")" && mv -T -- "$1" "$2"`,
+        [request.source, request.destination],
+      );
+      return statEntryWithExec(sandbox, user, request.destination);
+    case "list":
+      return parseFindOutput(
+        await runFilesystemScript(
+          sandbox,
+          user,
+          `${EXISTS_CHECK}; [ -d "$1" ] || { echo "path is not a directory: $1" >&2; exit 3; }; ` +
+            `exec find "$1" -mindepth 1 -maxdepth "$2" -printf '${FIND_FORMAT}'`,
+          [request.path, String(request.depth)],
+        ),
+      );
+    case "remove":
+      await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; rm -rf -- "$1"`, [request.path]);
+      return null;
+  }
+}
+
+/** Runs a filesystem request as `user`: through the persistent helper, or with exec scripts when it cannot run. */
+async function runFilesystemRequest(sandbox: ContainerSandbox, user: string, request: FilesystemHelperRequest): Promise<EntryInfo | EntryInfo[] | null> {
+  let result: unknown;
+  try {
+    result = await sandbox.filesystemHelpers.request(user, request);
+  } catch (error) {
+    if (error instanceof FilesystemHelperUnavailableError) return runWithExec(sandbox, user, request);
+    throw error;
+  }
+  if (request.op === "remove") return null;
+  if (request.op === "list") return (result as HelperEntry[]).map(toEntryInfo);
+  return toEntryInfo(result as HelperEntry);
 }
 
 /** Handles `POST /filesystem.Filesystem/<method>`. */
@@ -102,51 +171,33 @@ export async function handleFilesystemService(
   switch (method) {
     case "Stat": {
       const message = await readRequestMessage<{ path?: string }>(request);
-      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, resolveSandboxPath(message.path, user)) });
+      const path = resolveSandboxPath(message.path, user);
+      sendUnaryResponse(response, { entry: await runFilesystemRequest(sandbox, user, { op: "stat", path }) });
       return;
     }
     case "MakeDir": {
       const message = await readRequestMessage<{ path?: string }>(request);
       const path = resolveSandboxPath(message.path, user);
-      await runFilesystemScript(
-        sandbox,
-        user,
-        `if [ -e "$1" ]; then echo "path already exists: $1" >&2; exit 17; fi; mkdir -p -- "$1"`,
-        [path],
-      );
-      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, path) });
+      sendUnaryResponse(response, { entry: await runFilesystemRequest(sandbox, user, { op: "mkdir", path }) });
       return;
     }
     case "Move": {
       const message = await readRequestMessage<{ source?: string; destination?: string }>(request);
       const source = resolveSandboxPath(message.source, user);
       const destination = resolveSandboxPath(message.destination, user);
-      await runFilesystemScript(
-        sandbox,
-        user,
-        `${EXISTS_CHECK}; mkdir -p -- "$(dirname -- "$2")" && mv -T -- "$1" "$2"`,
-        [source, destination],
-      );
-      sendUnaryResponse(response, { entry: await statEntry(sandbox, user, destination) });
+      sendUnaryResponse(response, { entry: await runFilesystemRequest(sandbox, user, { op: "move", source, destination }) });
       return;
     }
     case "ListDir": {
       const message = await readRequestMessage<{ path?: string; depth?: number }>(request);
       const path = resolveSandboxPath(message.path, user);
       const depth = Math.max(1, Number(message.depth ?? 1) || 1);
-      const output = await runFilesystemScript(
-        sandbox,
-        user,
-        `${EXISTS_CHECK}; [ -d "$1" ] || { echo "path is not a directory: $1" >&2; exit 3; }; ` +
-          `exec find "$1" -mindepth 1 -maxdepth "$2" -printf '${FIND_FORMAT}'`,
-        [path, String(depth)],
-      );
-      sendUnaryResponse(response, { entries: parseFindOutput(output) });
+      sendUnaryResponse(response, { entries: await runFilesystemRequest(sandbox, user, { op: "list", path, depth }) });
       return;
     }
     case "Remove": {
       const message = await readRequestMessage<{ path?: string }>(request);
-      await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; rm -rf -- "$1"`, [resolveSandboxPath(message.path, user)]);
+      await runFilesystemRequest(sandbox, user, { op: "remove", path: resolveSandboxPath(message.path, user) });
       sendUnaryResponse(response, {});
       return;
     }

@@ -76,6 +76,29 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
     });
   });
 
+  it("answers concurrent filesystem calls and survives the death of its filesystem helper", async () => {
+    const { Sandbox } = await import("e2b");
+    const sandbox = await Sandbox.create(emulator.connectionOptions);
+    try {
+      const names = Array.from({ length: 12 }, (_, index) => `dir-${index}`);
+      const made = await Promise.all(names.map((name) => sandbox.files.makeDir(`/home/user/concurrent/${name}`)));
+      expect(made).toEqual(names.map(() => true));
+      const infos = await Promise.all(names.map((name) => sandbox.files.getInfo(`/home/user/concurrent/${name}`)));
+      expect(infos.map((info) => info.name)).toEqual(names);
+      // Kill the helper (a python3 process whose command line holds the helper source; the bracket keeps this shell from matching itself).
+      const killed = await sandbox.commands.run(
+        `for process in /proc/[0-9]*; do grep -q "_lstat_exist[i]ng" "$process/cmdline" 2>/dev/null && kill -9 "\${process#/proc/}" && echo killed; done; true`,
+        { user: "root" },
+      );
+      expect(killed.stdout).toContain("killed");
+      // The next call starts a new helper.
+      expect((await sandbox.files.list("/home/user/concurrent")).length).toBe(names.length);
+      expect(await sandbox.files.exists("/home/user/concurrent/dir-3")).toBe(true);
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
   it("accepts octet-stream and gzip uploads (e2b 2.51)", async () => {
     const { Sandbox } = await import("e2b");
     const sandbox = await Sandbox.create(emulator.connectionOptions);
