@@ -236,15 +236,21 @@ export async function handleReadFile(sandbox: ContainerSandbox, url: URL, reques
   let header: Buffer = Buffer.alloc(0);
   let headerDone = false;
   const stderr: Buffer[] = [];
+  let waitingForDrain = false;
   const running = await startExec(
     sandbox.container,
     { command: ["/bin/sh", "-c", READ_FILE_SCRIPT, "e2b-read", path], user, workingDirectory: "/" },
     {
       onStdout: (chunk) => {
         if (headerDone) {
-          if (!response.write(chunk)) {
+          // Several frames can arrive from one socket read: wait for one drain, not one per frame.
+          if (!response.write(chunk) && !waitingForDrain) {
+            waitingForDrain = true;
             running.pause();
-            response.once("drain", () => running.resume());
+            response.once("drain", () => {
+              waitingForDrain = false;
+              running.resume();
+            });
           }
           return;
         }
