@@ -15,7 +15,7 @@ async function createDemoSandbox() {
   const statuses = await detectBackends();
   const docker = statuses.find((status) => status.backend === "docker");
   if (!docker?.usable) {
-    return { sandbox: await createSandbox("fake://", sandboxOptions), target: "fake://", notice: `Docker is not usable here (${docker?.reason ?? "unknown"}).\n${fakeNotice} ${docker?.remedy ?? ""}` };
+    return { sandbox: await createSandbox("fake://", sandboxOptions), target: "fake://", notice: `${fakeNotice}\nWhy not Docker: ${docker?.reason ?? "no Docker adapter found."}` };
   }
   for (const image of localCandidates) {
     try {
