@@ -14,4 +14,3 @@ export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 export { validate } from "./runtime/validate.js";
 /** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
-export { z } from "zod";

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, z } from "@sbx/core";
+import { InvalidArgumentError } from "@sbx/core";
+import { z } from "zod";
 
 /** One pull progress event, as the engine reports it (one JSON line of the pull stream). */
 export interface PullProgressEvent {

@@ -1,4 +1,5 @@
-import { validate, z } from "@sbx/core";
+import { validate } from "@sbx/core";
+import { z } from "zod";
 
 /**
  * Settings of the E2B provider, as the `e2b` SDK takes them. Every field is optional; unknown fields are refused

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, validate, z } from "@sbx/core";
+import { InvalidArgumentError, validate } from "@sbx/core";
+import { z } from "zod";
 import type { ExecutionError } from "@sbx/core";
 
 /** What a command handler sees. */
