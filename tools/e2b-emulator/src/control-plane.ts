@@ -28,6 +28,12 @@ export function sendApiError(response: ServerResponse, status: number, message: 
   response.end(body);
 }
 
+/** Answers 204 No Content, as the API does for kill, timeout and refresh. */
+function sendNoContent(response: ServerResponse): void {
+  response.writeHead(204);
+  response.end();
+}
+
 function sendJson(response: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(value);
   response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers });
@@ -204,15 +210,13 @@ export async function handleControlPlaneRequest(
   }
   if (versioned.length === 2 && method === "DELETE") {
     await sandbox.kill();
-    response.writeHead(204);
-    response.end();
+    sendNoContent(response);
     return true;
   }
   if (action === "timeout" && method === "POST") {
     const body = await readJson<{ timeout?: number }>(request);
     await sandbox.setTimeout(Number(body.timeout ?? API_DEFAULT_TIMEOUT_SECONDS));
-    response.writeHead(204);
-    response.end();
+    sendNoContent(response);
     return true;
   }
   if (action === "connect" && method === "POST") {
@@ -227,8 +231,7 @@ export async function handleControlPlaneRequest(
   if (action === "refreshes" && method === "POST") {
     const body = await readJson<{ duration?: number }>(request);
     await sandbox.setTimeout(Number(body.duration ?? API_DEFAULT_TIMEOUT_SECONDS));
-    response.writeHead(204);
-    response.end();
+    sendNoContent(response);
     return true;
   }
   if (action === "metrics" && method === "GET") {
