@@ -70,12 +70,14 @@ export async function loadProvider(scheme: string, settings: Record<string, unkn
       module = await importAdapter(packageName);
     } catch (error) {
       const known = getBackendManifest(scheme) !== undefined;
+      const alternatives = listBackendManifests().map((manifest) => manifest.backend).filter((backend) => backend !== scheme);
       throw new BackendUnavailableError({
         backend: scheme,
         cause: error,
         remedy: installRemedy(packageName),
+        alternatives,
         message: known
-          ? `The ${scheme} backend's adapter package ${packageName} is not installed. ${installRemedy(packageName)}`
+          ? `The ${scheme} backend's adapter package ${packageName} is not installed. ${installRemedy(packageName)} Other backends: ${alternatives.join(", ")} (detectBackends() says which are usable here).`
           : `Unknown backend scheme "${scheme}": no adapter is registered for it and ${packageName} could not be loaded. Known backends: ${listBackendManifests().map((manifest) => manifest.backend).join(", ")}.`,
       });
     }
