@@ -14,3 +14,7 @@ export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 export { validate } from "./runtime/validate.js";
 /** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
+export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
+export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
+export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
+export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";

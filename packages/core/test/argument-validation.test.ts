@@ -102,7 +102,7 @@ describe("createSandbox rejects bad input before touching a backend", () => {
       network: { egress: "deny" },
       timeoutMs: 60_000,
       env: { A_1: "x" },
-      secrets: { TOKEN: "t" },
+      secrets: { TOKEN: "token-value" },
       metadata: { team: "core" },
       user: "root",
       allowFake: false,

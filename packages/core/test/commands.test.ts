@@ -104,9 +104,9 @@ describe("commands.run results", () => {
   });
 
   it("the environment merges sandbox env, secrets and per-command env (command wins)", async () => {
-    const { sandbox, driver } = await sandboxWith({}, { env: { A: "env", B: "env" }, secrets: { S: "secret" } });
+    const { sandbox, driver } = await sandboxWith({}, { env: { A: "env", B: "env" }, secrets: { S: "secret-value" } });
     await sandbox.commands.run("env A", { env: { B: "command" } });
-    expect(driver.processes[0]!.request.env).toMatchObject({ A: "env", B: "command", S: "secret" });
+    expect(driver.processes[0]!.request.env).toMatchObject({ A: "env", B: "command", S: "secret-value" });
     await sandbox.kill();
   });
 
@@ -262,8 +262,8 @@ describe("secrets never appear in errors", () => {
   });
 
   it("a secret that contains another secret is redacted whole", async () => {
-    const { sandbox } = await sandboxWith({}, { secrets: { SHORT: "abc123", LONG: "abc123-and-more" } });
-    const error = await caught(() => sandbox.commands.run("fail leaked abc123-and-more here"));
+    const { sandbox } = await sandboxWith({}, { secrets: { SHORT: "abc123-xy", LONG: "abc123-xy-and-more" } });
+    const error = await caught(() => sandbox.commands.run("fail leaked abc123-xy-and-more here"));
     expect(error.message).not.toContain("and-more");
     expect(error.message).not.toContain("abc123");
     await sandbox.kill();
@@ -277,8 +277,8 @@ describe("secrets never appear in errors", () => {
   });
 
   it("partial output in a TimeoutError is redacted", async () => {
-    const { sandbox } = await sandboxWith({}, { secrets: { STARTED: "started" } });
-    const error = await caught(() => sandbox.commands.run("hang", { timeoutMs: 20 }));
+    const { sandbox } = await sandboxWith({}, { secrets: { STARTED: "started-secret" } });
+    const error = await caught(() => sandbox.commands.run("hang started-secret", { timeoutMs: 20 }));
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.partialStdout).toBe("[redacted]\n");
     await sandbox.kill();

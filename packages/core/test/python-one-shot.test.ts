@@ -87,7 +87,7 @@ describe.skipIf(!hasPython)("runPythonOneShot over a driver's spawn", () => {
     const driver = createHostProcessDriver(directory);
     const code = request('import os\nprint(os.environ["SBX_TEST_VARIABLE"], os.getcwd())');
     const outcome = await runPythonOneShot(driver, code);
-    expect(outcome).toEqual({ error: null, results: null });
+    expect(outcome).toEqual({ error: null, results: null, exitCode: 0, outOfMemoryKilled: null });
     expect(code.stdout.join("")).toBe(`from-env ${directory}\n`);
   });
 

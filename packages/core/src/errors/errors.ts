@@ -161,3 +161,52 @@ export class UnsupportedSpecificationError extends SbxError {
     this.name = "UnsupportedSpecificationError";
   }
 }
+
+/**
+ * A whole-file read (or a download with a byte limit) was refused because the file is larger than the limit.
+ * Nothing past the limit was read into memory or written to the host. Raise the limit named by `option`, or read the
+ * file as a stream.
+ */
+export class FileTooLargeError extends SbxError {
+  /** The sandbox path. */
+  readonly path: string;
+  /** The file's size in bytes when the backend reported it, else the bytes seen before the read was refused. */
+  readonly sizeBytes: number;
+  /** The limit that was exceeded, in bytes. */
+  readonly limitBytes: number;
+  /** The option that raises the limit, for example `"maxBytes"`. */
+  readonly option: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; sizeBytes: number; limitBytes: number; option: string; atLeast?: boolean; message?: string }) {
+    const size = `${options.atLeast ? "at least " : ""}${options.sizeBytes} bytes`;
+    super("SBX_FILE_TOO_LARGE", {
+      ...options,
+      message: options.message ?? `Refused to read ${JSON.stringify(options.path)}: it is ${size}, over the ${options.limitBytes}-byte limit. Pass a larger { ${options.option} } or read it with { format: "stream" }.`,
+    });
+    this.name = "FileTooLargeError";
+    this.path = options.path;
+    this.sizeBytes = options.sizeBytes;
+    this.limitBytes = options.limitBytes;
+    this.option = options.option;
+  }
+}
+
+/**
+ * A callback driven by sandbox output threw: one of yours (`onStdout`, `onStderr`), named in `callback`, or sbx's
+ * own handling of the output (`callback: "sbx"`). The error never reaches the event loop; the command or code run was
+ * stopped and this error is the call's outcome. The thrown value is `cause`.
+ */
+export class CallbackError extends SbxError {
+  /** Which callback threw: `"onStdout"`, `"onStderr"`, or `"sbx"` for sbx's own output handling. */
+  readonly callback: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { callback: string; message?: string }) {
+    const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super("SBX_CALLBACK_FAILED", {
+      ...options,
+      message: options.message ?? (options.callback === "sbx"
+        ? `sbx failed while handling the sandbox's output (${reason}); the run was stopped. This is a defect in sbx: please report it.`
+        : `Your ${options.callback} callback threw (${reason}); the run was stopped. Fix the callback, or catch inside it.`),
+    });
+    this.name = "CallbackError";
+    this.callback = options.callback;
+  }
+}

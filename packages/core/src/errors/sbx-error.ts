@@ -15,7 +15,9 @@ export type SbxErrorCode =
   | "SBX_PROVIDER"
   | "SBX_POLICY_NOT_ENFORCED"
   | "SBX_OUT_OF_MEMORY"
-  | "SBX_UNSUPPORTED_SPECIFICATION";
+  | "SBX_UNSUPPORTED_SPECIFICATION"
+  | "SBX_FILE_TOO_LARGE"
+  | "SBX_CALLBACK_FAILED";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

@@ -1,41 +1,24 @@
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream } from "node:fs";
 import { rm, stat as hostStat } from "node:fs/promises";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { AbortedError, CapabilityNotSupportedError, FileNotFoundError, InvalidArgumentError, SandboxClosedError, SbxError, TimeoutError } from "../errors/index.js";
+import { AbortedError, CapabilityNotSupportedError, FileTooLargeError, InvalidArgumentError, SandboxClosedError, SandboxNotFoundError, SbxError, TimeoutError } from "../errors/index.js";
 import type { AuditRecord } from "../v1/audit.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { CapabilityName } from "../v1/capabilities.js";
 import { runCodeOptionsSchema, runCommandOptionsSchema, type ResolvedCreateOptions } from "../v1/options.js";
-import type { SandboxDriverV1, SandboxProviderV1, SpawnedProcess } from "../v1/provider.js";
-import type { CodeContext, CommandHandle, CommandResult, Execution, RunCodeOptions, RunCommandOptions, Sandbox, SandboxFiles } from "../v1/sandbox.js";
-import { callAdapter, redactError, redactText, throwIfAborted } from "./guard.js";
+import type { DriverExecution, SandboxDriverV1, SandboxProviderV1, SpawnedProcess } from "../v1/provider.js";
+import type { CodeContext, CommandHandle, CommandResult, Execution, FileReadOptions, RunCodeOptions, RunCommandOptions, Sandbox, SandboxFiles } from "../v1/sandbox.js";
+import { CallbackGuard } from "./callback-guard.js";
+import { DEFAULT_KILL_GRACE_MS, Deadline, killWithinGrace, settleWithinGrace, withinTime, type KillOutcome, type StopReason } from "./deadline.js";
+import { callAdapter, throwIfAborted } from "./guard.js";
+import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
+import { boundedDownload, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
+import { MIN_SECRET_LENGTH, redactError, redactText, redactValue } from "./redaction.js";
+import { TextOutputCollector } from "./text-output-collector.js";
 import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./output-collector.js";
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { requireString, validate } from "./validate.js";
-
-/** How long to wait for a killed process to report its exit before giving up on it. */
-const KILL_GRACE_MS = 10_000;
-
-/**
- * Waits for `work` to settle. Once the work has been told to stop (timeout or abort), waits at most
- * `KILL_GRACE_MS` more and then settles with `fallback`, so a backend that loses track of a killed process
- * cannot hang the caller.
- */
-function settleWithinGrace<Value>(work: Promise<Value>, stopping: () => boolean, fallback: Value): Promise<Value> {
-  return new Promise<Value>((resolve, reject) => {
-    let graceTimer: NodeJS.Timeout | undefined;
-    const poll = setInterval(() => {
-      if (stopping() && !graceTimer) graceTimer = setTimeout(() => resolve(fallback), KILL_GRACE_MS);
-    }, 100);
-    poll.unref();
-    work.then(resolve, reject).finally(() => {
-      clearInterval(poll);
-      if (graceTimer) clearTimeout(graceTimer);
-    });
-  });
-}
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
@@ -45,6 +28,13 @@ export interface SandboxContext {
   readonly target: string;
   /** The validated options. */
   readonly options: ResolvedCreateOptions;
+  /**
+   * How long, after work is told to stop, the backend gets to confirm the kill and report the exit before sbx gives
+   * up and reports `killed: false`. Default 10000.
+   */
+  readonly killGraceMs?: number;
+  /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
+  readonly destroyTimeoutMs?: number;
 }
 
 /**
@@ -56,17 +46,59 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
   const { provider, options } = context;
   const backend = provider.backend;
   const capabilities = provider.capabilities;
-  const secretValues = Object.values(options.secrets).filter((value) => value.length > 0);
+  for (const [name, value] of Object.entries(options.secrets)) {
+    if (value.length < MIN_SECRET_LENGTH) {
+      throw new InvalidArgumentError({ field: `options.secrets.${name}`, backend, message: `Invalid options.secrets.${name}: a secret must be at least ${MIN_SECRET_LENGTH} characters. A shorter value ("1", "true", "none") occurs by chance in unrelated text, so it cannot be redacted without destroying that text; pass it in env if it is not secret.` });
+    }
+  }
+  const secretValues = Object.values(options.secrets);
+  const killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const destroyTimeoutMs = context.destroyTimeoutMs ?? 30_000;
   const baseEnvironment = { ...options.env, ...options.secrets };
   const createdAt = new Date().toISOString();
   let closedAt: string | null = null;
   let killing: Promise<void> | undefined;
+  /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
+  let lostError: SandboxNotFoundError | undefined;
   const liveProcesses = new Set<SpawnedProcess>();
 
-  const adapter = <Result>(operation: string, call: () => Promise<Result>) => callAdapter(backend, operation, secretValues, call);
+  /**
+   * The sandbox-lost rule: a driver's `SandboxNotFoundError` during any call marks the sandbox closed and lost, and
+   * every call from then on (but `kill()`, which resolves) throws `SandboxNotFoundError`.
+   */
+  function markLost(error: unknown): void {
+    if (lostError || !SbxError.isInstance(error) || error.code !== "SBX_SANDBOX_NOT_FOUND" || killing) return;
+    lostError = error as SandboxNotFoundError;
+    closedAt ??= new Date().toISOString();
+    // Whatever was still running is gone with the sandbox; waiters learn it from their own calls.
+  }
+
+  const adapter = async <Result>(operation: string, call: () => Promise<Result>): Promise<Result> => {
+    try {
+      return await callAdapter(backend, operation, secretValues, call);
+    } catch (error) {
+      markLost(error);
+      throw error;
+    }
+  };
+
+  function lostSandboxError(operation: string): SandboxNotFoundError {
+    return new SandboxNotFoundError({ sandboxId: driver.id, backend, cause: lostError, message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.` });
+  }
 
   function ensureOpen(operation: string): void {
+    if (lostError) throw lostSandboxError(operation);
     if (closedAt !== null) throw new SandboxClosedError({ sandboxId: driver.id, operation, backend });
+  }
+
+  /** The error for work stopped by a timeout when the kill could not be verified (or was), with what happened. */
+  function killReport(kill: KillOutcome | undefined, exitSettled: boolean, what: string): { killed: boolean; detail: string } {
+    if (kill?.verified && exitSettled) return { killed: true, detail: `${what} and every process it started were killed (verified by the backend).` };
+    const reasons: string[] = [];
+    if (!kill) reasons.push("the backend had not started it, so there was nothing sbx could kill yet");
+    else if (!kill.verified) reasons.push(kill.detail);
+    if (!exitSettled && kill) reasons.push(`the backend did not report the exit within ${killGraceMs} ms`);
+    return { killed: false, detail: `sbx could not verify that ${what.toLowerCase()} was killed: ${reasons.join("; ")}. Processes may survive in the sandbox; kill the sandbox to be sure.` };
   }
 
   function requireCapability(capability: CapabilityName, detail?: string): void {
@@ -100,11 +132,14 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       throw new InvalidArgumentError({ field: "options.stdin", backend, message: "Invalid options.stdin: `true` (keep stdin open) only applies to commands.start(); pass the input as text or bytes to run()." });
     }
     throwIfAborted(runOptions.signal, backend);
+    // The deadline starts before the first backend call, so a backend that stalls while starting still times out.
+    const deadline = new Deadline({ timeoutMs: runOptions.timeoutMs, signal: runOptions.signal });
+    const guard = new CallbackGuard(backend, () => deadline.stop("callback"));
     const limit = runOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
     const stdout = new OutputCollector(limit);
     const stderr = new OutputCollector(limit);
-    if (runOptions.onStdout) stdout.onText(runOptions.onStdout);
-    if (runOptions.onStderr) stderr.onText(runOptions.onStderr);
+    if (runOptions.onStdout) stdout.onText(guard.wrap("onStdout", runOptions.onStdout));
+    if (runOptions.onStderr) stderr.onText(guard.wrap("onStderr", runOptions.onStderr));
     const stdoutChannel = new TextChannel(limit);
     const stderrChannel = new TextChannel(limit);
     if (background) {
@@ -113,33 +148,55 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     }
     const started = Date.now();
     const environment = { ...baseEnvironment, ...(runOptions.env ?? {}) };
-    const process = await adapter("spawn", () =>
+    let killOutcome: Promise<KillOutcome> | undefined;
+    const closeChannels = () => {
+      stdoutChannel.end();
+      stderrChannel.end();
+    };
+
+    const stoppedError = (reason: StopReason, report: { killed: boolean; detail: string }): SbxError => {
+      if (reason === "callback") return guard.failure!;
+      if (reason === "abort") return new AbortedError({ backend, cause: runOptions.signal?.reason, message: `The command was aborted by the caller. ${report.detail}` });
+      return new TimeoutError({
+        backend,
+        timeoutMs: runOptions.timeoutMs!,
+        killed: report.killed,
+        partialStdout: redactText(stdout.text(), secretValues),
+        partialStderr: redactText(stderr.text(), secretValues),
+        message: `The command ran past its ${runOptions.timeoutMs} ms timeout. ${report.detail}`,
+      });
+    };
+
+    const spawning = adapter("spawn", () =>
       driver.spawn({
         command,
         cwd: resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend),
         env: environment,
         stdin: runOptions.stdin !== undefined,
-        onStdout: (chunk) => stdout.push(chunk),
-        onStderr: (chunk) => stderr.push(chunk),
+        onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdout.push(chunk)),
+        onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderr.push(chunk)),
       }),
     );
+    let spawned;
+    try {
+      spawned = await settleWithinGrace(spawning, deadline.stopped, killGraceMs);
+    } catch (error) {
+      deadline.dispose();
+      closeChannels();
+      throw error;
+    }
+    if (!spawned.settled) {
+      // The backend never answered the spawn: kill whatever it starts later, and report that nothing was verified.
+      void spawning.then((late) => late.kill()).catch(() => {});
+      deadline.dispose();
+      closeChannels();
+      throw redactError(stoppedError(deadline.reason!, killReport(undefined, false, "The command")), secretValues);
+    }
+    const process = spawned.value;
     liveProcesses.add(process);
-
-    let stopReason: "timeout" | "abort" | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let markStopped: () => void = () => {};
-    const stopped = new Promise<void>((resolve) => (markStopped = resolve));
-    const stop = (reason: "timeout" | "abort") => {
-      if (stopReason) return;
-      stopReason = reason;
-      markStopped();
-      void process.kill().catch(() => {});
-    };
-    if (runOptions.timeoutMs !== undefined) timer = setTimeout(() => stop("timeout"), runOptions.timeoutMs);
-    const onAbort = () => stop("abort");
-    runOptions.signal?.addEventListener("abort", onAbort, { once: true });
-    // The signal may have fired while the backend was starting the process; that abort must still kill it.
-    if (runOptions.signal?.aborted) stop("abort");
+    deadline.onStop(() => {
+      killOutcome = killWithinGrace(() => process.kill(), killGraceMs);
+    });
 
     const finished: Promise<CommandResult> = (async () => {
       try {
@@ -150,29 +207,28 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
             if (input.byteLength > 0) await process.writeStdin(input);
             await process.closeStdin();
           });
-          await Promise.race([writing, stopped]).catch((error) => {
-            if (stopReason) return;
+          writing.catch(() => {});
+          await Promise.race([writing, deadline.stopped]).catch((error) => {
+            if (deadline.reason) return;
             void process.kill().catch(() => {});
             throw error;
           });
-          writing.catch(() => {});
         }
-        const exit = await adapter("wait for a command", () => settleWithinGrace(process.exit, () => stopReason !== undefined, { exitCode: 137 }));
+        const exit = await adapter("wait for a command", () => settleWithinGrace(process.exit, deadline.stopped, killGraceMs)).catch((error) => {
+          // After a stop, a rejected exit is part of the report, not the outcome (unless the sandbox is gone).
+          if (deadline.reason && !lostError) return { settled: false } as const;
+          throw error;
+        });
         stdout.finish();
         stderr.finish();
-        if (stopReason === "timeout") {
-          throw new TimeoutError({
-            backend,
-            timeoutMs: runOptions.timeoutMs!,
-            killed: true,
-            partialStdout: redactText(stdout.text(), secretValues),
-            partialStderr: redactText(stderr.text(), secretValues),
-            message: `The command ran past its ${runOptions.timeoutMs} ms timeout; it and every process it started were killed.`,
-          });
+        if (deadline.reason) {
+          const kill = await killOutcome;
+          throw stoppedError(deadline.reason, killReport(kill, exit.settled, "The command"));
         }
-        if (stopReason === "abort") throw new AbortedError({ backend, cause: runOptions.signal?.reason, message: "The command was aborted by the caller; it and every process it started were killed." });
+        guard.throwIfFailed();
+        if (!exit.settled) throw new Error("unreachable: the exit settles unless the command was stopped");
         return {
-          exitCode: exit.exitCode,
+          exitCode: exit.value.exitCode,
           stdout: stdout.text(),
           stderr: stderr.text(),
           stdoutBytes: stdout.bytes(),
@@ -180,14 +236,14 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
           durationMs: Date.now() - started,
           truncated: { stdout: stdout.truncated, stderr: stderr.truncated },
           totalBytes: { stdout: stdout.totalBytes, stderr: stderr.totalBytes },
-          outOfMemoryKilled: exit.outOfMemoryKilled ?? null,
+          outOfMemoryKilled: exit.value.outOfMemoryKilled ?? null,
         };
+      } catch (error) {
+        throw redactError(error, secretValues);
       } finally {
-        if (timer) clearTimeout(timer);
-        runOptions.signal?.removeEventListener("abort", onAbort);
+        deadline.dispose();
         liveProcesses.delete(process);
-        stdoutChannel.end();
-        stderrChannel.end();
+        closeChannels();
       }
     })();
     return { process, finished, stdoutChannel, stderrChannel };
@@ -207,7 +263,10 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       const handle: CommandHandle = {
         pid: process.pid,
         wait: () => finished,
-        kill: () => adapter("kill a command", () => process.kill()),
+        kill: () => adapter("kill a command", async () => {
+          const outcome = await killWithinGrace(() => process.kill(), killGraceMs);
+          if (!outcome.verified) throw new TimeoutError({ backend, timeoutMs: killGraceMs, killed: false, message: `sbx could not verify that the command was killed: ${outcome.detail}. Processes may survive in the sandbox; kill the sandbox to be sure.` });
+        }),
         async writeStdin(data) {
           ensureOpen("write to stdin");
           if (!stdinOpen) throw new InvalidArgumentError({ field: "options.stdin", backend, message: "stdin is not open: start the command with { stdin: true } to write to it, and do not write after closeStdin()." });
@@ -233,18 +292,16 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     if (codeOptions.contextId !== undefined) requireCapability("STATEFUL_CODE", "code contexts");
     requireLanguage(language);
     throwIfAborted(codeOptions.signal, backend);
-    let stdout = "";
-    let stderr = "";
+    // The deadline starts before the first backend call, so a backend that stalls while starting still times out.
+    const deadline = new Deadline({ timeoutMs: codeOptions.timeoutMs, signal: codeOptions.signal });
     const controller = new AbortController();
-    let stopReason: "timeout" | "abort" | undefined;
-    const stop = (reason: "timeout" | "abort") => {
-      if (stopReason) return;
-      stopReason = reason;
-      controller.abort();
-    };
-    const timer = codeOptions.timeoutMs !== undefined ? setTimeout(() => stop("timeout"), codeOptions.timeoutMs) : undefined;
-    const onAbort = () => stop("abort");
-    codeOptions.signal?.addEventListener("abort", onAbort, { once: true });
+    deadline.onStop(() => controller.abort());
+    const guard = new CallbackGuard(backend, () => deadline.stop("callback"));
+    const limit = codeOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
+    const stdout = new TextOutputCollector(limit);
+    const stderr = new TextOutputCollector(limit);
+    const userStdout = codeOptions.onStdout ? guard.wrap("onStdout", codeOptions.onStdout) : undefined;
+    const userStderr = codeOptions.onStderr ? guard.wrap("onStderr", codeOptions.onStderr) : undefined;
     const started = Date.now();
     const request = {
       code,
@@ -253,37 +310,59 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       env: baseEnvironment,
       cwd: driver.workspace,
       signal: controller.signal,
-      onStdout: (text: string) => {
-        stdout += text;
-        codeOptions.onStdout?.(text);
-      },
-      onStderr: (text: string) => {
-        stderr += text;
-        codeOptions.onStderr?.(text);
-      },
+      onStdout: guard.wrap("sbx", (text: string) => {
+        stdout.push(text);
+        userStdout?.(text);
+      }),
+      onStderr: guard.wrap("sbx", (text: string) => {
+        stderr.push(text);
+        userStderr?.(text);
+      }),
     };
     try {
-      const outcome = await adapter("run code", () =>
-        settleWithinGrace(driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request), () => stopReason !== undefined, { error: null, results: null }),
-      ).catch((error) => {
-        if (stopReason) return { error: null, results: null };
-        throw error;
+      const running = adapter("run code", () => driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request));
+      running.catch(() => {});
+      const outcome = await settleWithinGrace(running, deadline.stopped, killGraceMs).catch((error: unknown) => {
+        // After a stop, a driver that rejects with its own timeout/abort error has stopped the run; any other
+        // rejection means the stop could not be confirmed. A lost sandbox is reported as such.
+        if (!deadline.reason || lostError) throw error;
+        const stoppedCleanly = SbxError.isInstance(error) && (error.code === "SBX_ABORTED" || error.code === "SBX_TIMEOUT");
+        const stoppedRun: DriverExecution = { error: null, results: null };
+        return stoppedCleanly ? ({ settled: true, value: stoppedRun } as const) : ({ settled: false, failure: error } as const);
       });
-      if (stopReason === "timeout") {
-        throw new TimeoutError({ backend, timeoutMs: codeOptions.timeoutMs!, killed: true, partialStdout: redactText(stdout, secretValues), partialStderr: redactText(stderr, secretValues), message: `The code ran past its ${codeOptions.timeoutMs} ms timeout and was stopped.` });
+      if (deadline.reason) {
+        const failure = "failure" in outcome ? outcome.failure : undefined;
+        const report = outcome.settled
+          ? { killed: true, detail: "The run was stopped (verified by the backend)." }
+          : { killed: false, detail: `sbx could not verify that the run was stopped: ${failure ? (failure instanceof Error ? failure.message : String(failure)) : `the backend did not confirm within ${killGraceMs} ms`}. Processes may survive in the sandbox; kill the sandbox to be sure.` };
+        if (deadline.reason === "callback") throw guard.failure!;
+        if (deadline.reason === "abort") throw new AbortedError({ backend, cause: codeOptions.signal?.reason, message: `The code run was aborted by the caller. ${report.detail}` });
+        throw new TimeoutError({ backend, timeoutMs: codeOptions.timeoutMs!, killed: report.killed, partialStdout: redactText(stdout.text(), secretValues), partialStderr: redactText(stderr.text(), secretValues), message: `The code ran past its ${codeOptions.timeoutMs} ms timeout. ${report.detail}` });
       }
-      if (stopReason === "abort") throw new AbortedError({ backend, cause: codeOptions.signal?.reason });
+      guard.throwIfFailed();
+      if (!outcome.settled) throw new Error("unreachable: the run settles unless it was stopped");
+      const driverOutcome = outcome.value;
+      const results = capabilities.RICH_RESULTS ? capResults(driverOutcome.results ?? [], { maxResults: codeOptions.maxResults ?? DEFAULT_MAX_RESULTS, limitBytes: limit }) : { results: null, truncated: false };
+      const outOfMemoryKilled = driverOutcome.outOfMemoryKilled ?? null;
       return {
-        stdout,
-        stderr,
-        error: outcome.error,
-        results: capabilities.RICH_RESULTS ? (outcome.results ?? []) : null,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        error: driverOutcome.error ?? describeCodeExit(driverOutcome, limits()),
+        results: results.results,
         durationMs: Date.now() - started,
+        truncated: { stdout: stdout.truncated, stderr: stderr.truncated, results: results.truncated },
+        totalBytes: { stdout: stdout.totalBytes, stderr: stderr.totalBytes },
+        outOfMemoryKilled,
       };
+    } catch (error) {
+      throw redactError(error, secretValues);
     } finally {
-      if (timer) clearTimeout(timer);
-      codeOptions.signal?.removeEventListener("abort", onAbort);
+      deadline.dispose();
     }
+  }
+
+  function limits(): { memoryMiB?: number } {
+    return { memoryMiB: options.limits?.memoryMiB };
   }
 
   async function createCodeContext(contextOptions?: { language?: string; signal?: AbortSignal }): Promise<CodeContext> {
@@ -312,23 +391,40 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     throw new InvalidArgumentError({ field: "data", backend, message: "Invalid data: expected a string, a Uint8Array, a ReadableStream or an async iterable of Uint8Array." });
   }
 
-  async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    const reader = stream.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      total += value.byteLength;
+  /**
+   * Runs one file operation under a deadline (the caller's `timeoutMs`, else `defaultTimeoutMs`) and the caller's
+   * signal. The driver gets a signal that fires on either; the call settles as soon as the deadline passes, with
+   * `TimeoutError` (`killed: false`: the backend may still finish the operation) or `AbortedError`, even if the
+   * backend never answers.
+   */
+  async function fileCall<Result>(operation: string, fileOptions: { signal?: AbortSignal; timeoutMs?: number } | undefined, defaultTimeoutMs: number | undefined, work: (signal: AbortSignal) => Promise<Result>): Promise<Result> {
+    const timeoutMs = requireLimit(fileOptions?.timeoutMs, "options.timeoutMs", backend) ?? defaultTimeoutMs;
+    throwIfAborted(fileOptions?.signal, backend);
+    const deadline = new Deadline({ timeoutMs, signal: fileOptions?.signal });
+    const controller = new AbortController();
+    deadline.onStop(() => controller.abort());
+    const stoppedMarker = Symbol("stopped");
+    try {
+      const working = adapter(operation, () => work(controller.signal));
+      working.catch(() => {});
+      const outcome = await Promise.race([working, deadline.stopped.then(() => stoppedMarker)]);
+      if (outcome !== stoppedMarker) return outcome as Result;
+      if (deadline.reason === "abort") throw new AbortedError({ backend, cause: fileOptions?.signal?.reason, message: `The caller aborted: ${operation}.` });
+      throw new TimeoutError({ backend, timeoutMs: timeoutMs!, killed: false, message: `The ${backend} backend did not finish (${operation}) within ${timeoutMs} ms; sbx stopped waiting (the backend may still complete it). Pass a larger { timeoutMs } for slow operations.` });
+    } catch (error) {
+      throw redactError(error, secretValues);
+    } finally {
+      deadline.dispose();
     }
-    const out = new Uint8Array(total);
-    let offset = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, offset);
-      offset += chunk.byteLength;
-    }
-    return out;
+  }
+
+  /** Builds the refusal of a too-large file, with the file's size when the backend can tell it (bounded). */
+  function tooLargeFor(target: string, limitBytes: number, option: string) {
+    return async (seenBytes: number): Promise<FileTooLargeError> => {
+      const reported = await withinTime(driver.stat(target, {}), 5_000, () => new Error("stat did not answer")).then((entry) => entry.size, () => undefined);
+      const known = typeof reported === "number" && reported >= seenBytes;
+      return new FileTooLargeError({ backend, path: target, sizeBytes: known ? reported : seenBytes, atLeast: !known, limitBytes, option });
+    };
   }
 
   const files: SandboxFiles = {
@@ -337,34 +433,41 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       const target = workspacePath(path);
       throwIfAborted(fileOptions?.signal, backend);
       const stream = toStream(data);
-      await adapter("write a file", () => driver.writeFile(target, stream, { signal: fileOptions?.signal }));
+      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal }));
     },
-    read: (async (path: string, fileOptions?: { format?: "text" | "bytes" | "stream"; signal?: AbortSignal }) => {
+    read: (async (path: string, fileOptions?: FileReadOptions & { format?: "text" | "bytes" | "stream" }) => {
       ensureOpen("read a file");
       const target = workspacePath(path);
       const format = fileOptions?.format ?? "text";
       if (!["text", "bytes", "stream"].includes(format)) throw new InvalidArgumentError({ field: "options.format", backend, message: `Invalid options.format: expected "text", "bytes" or "stream", got ${JSON.stringify(format)}.` });
-      throwIfAborted(fileOptions?.signal, backend);
-      const stream = await adapter("read a file", () => driver.readFile(target, { signal: fileOptions?.signal }));
-      if (format === "stream") return stream;
-      const bytes = await adapter("read a file", () => readAll(stream));
+      const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
+      if (format === "stream") {
+        // The deadline covers opening the stream; the caller paces the transfer. The caller's signal still reaches the driver.
+        const stream = await fileCall("read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, () => driver.readFile(target, { signal: fileOptions?.signal }));
+        return limitedStream(stream, maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
+      }
+      const limitBytes = maxBytes ?? DEFAULT_READ_LIMIT_BYTES;
+      const bytes = await fileCall("read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, async (signal) => {
+        const stream = await driver.readFile(target, { signal });
+        return readWithLimit(stream, limitBytes, tooLargeFor(target, limitBytes, "maxBytes"));
+      });
       return format === "bytes" ? bytes : new TextDecoder().decode(bytes);
     }) as SandboxFiles["read"],
     async list(path, fileOptions) {
       ensureOpen("list a directory");
       const target = workspacePath(path);
-      return adapter("list a directory", () => driver.list(target, { signal: fileOptions?.signal }));
+      return fileCall("list a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.list(target, { signal }));
     },
     async stat(path, fileOptions) {
       ensureOpen("stat a file");
       const target = workspacePath(path);
-      return adapter("stat a file", () => driver.stat(target, { signal: fileOptions?.signal }));
+      return fileCall("stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }));
     },
     async exists(path, fileOptions) {
       ensureOpen("check a file");
       const target = workspacePath(path);
       try {
-        await adapter("stat a file", () => driver.stat(target, { signal: fileOptions?.signal }));
+        await fileCall("stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }));
         return true;
       } catch (error) {
         if (SbxError.isInstance(error) && error.code === "SBX_FILE_NOT_FOUND") return false;
@@ -375,18 +478,18 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       ensureOpen("remove a file");
       const target = workspacePath(path);
       if (target === driver.workspace) throw new InvalidArgumentError({ field: "path", backend, message: "Refusing to remove the workspace itself; remove its entries instead." });
-      await adapter("remove a file", () => driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal: fileOptions?.signal }));
+      await fileCall("remove a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal }));
     },
     async mkdir(path, fileOptions) {
       ensureOpen("make a directory");
       const target = workspacePath(path);
-      await adapter("make a directory", () => driver.mkdir(target, { signal: fileOptions?.signal }));
+      await fileCall("make a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.mkdir(target, { signal }));
     },
     async rename(from, to, fileOptions) {
       ensureOpen("rename a file");
       const source = workspacePath(from);
       const destination = workspacePath(to);
-      await adapter("rename a file", () => driver.rename(source, destination, { signal: fileOptions?.signal }));
+      await fileCall("rename a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.rename(source, destination, { signal }));
     },
     async upload(hostPath, sandboxPath, fileOptions) {
       ensureOpen("upload a file");
@@ -395,21 +498,27 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       const info = await hostStat(hostPath).catch(() => undefined);
       if (!info?.isFile()) throw new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` });
       const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
-      await adapter("upload a file", () => driver.writeFile(target, stream, { signal: fileOptions?.signal, sizeBytes: info.size }));
+      await fileCall("upload a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal, sizeBytes: info.size }));
     },
     async download(sandboxPath, hostPath, fileOptions) {
       ensureOpen("download a file");
       requireString(hostPath, "hostPath");
       const source = workspacePath(sandboxPath);
-      const stream = await adapter("download a file", () => driver.readFile(source, { signal: fileOptions?.signal }));
-      try {
-        await pipeline(Readable.fromWeb(stream as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(hostPath), { signal: fileOptions?.signal });
-      } catch (error) {
-        await rm(hostPath, { force: true });
-        if (SbxError.isInstance(error)) throw error;
-        if (fileOptions?.signal?.aborted) throw new AbortedError({ backend });
-        throw redactError(error, secretValues);
-      }
+      const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
+      await fileCall("download a file", fileOptions, undefined, async (signal) => {
+        const stream = await driver.readFile(source, { signal });
+        try {
+          await boundedDownload(stream, hostPath, { limitBytes: maxBytes, signal, tooLarge: tooLargeFor(source, maxBytes ?? 0, "maxBytes") });
+        } catch (error) {
+          if (SbxError.isInstance(error)) throw error;
+          if (signal.aborted) throw new AbortedError({ backend });
+          throw error;
+        }
+      }).catch(async (error: unknown) => {
+        // The partial host file is removed on every failure, including a deadline that passed mid-transfer.
+        await rm(hostPath, { force: true }).catch(() => {});
+        throw error;
+      });
     },
   };
 
@@ -427,17 +536,27 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
       notes: [...(driver.audit.notes ?? [])],
     };
-    // Redact the JSON-escaped form too: a secret with quotes, backslashes or control characters is escaped in the JSON text.
-    const serialised = redactText(JSON.stringify(record), [...secretValues, ...secretValues.map((value) => JSON.stringify(value).slice(1, -1))]);
-    return JSON.parse(serialised) as AuditRecord;
+    // Structured values are redacted (every form of every secret), never the JSON text, so no secret value can corrupt
+    // the record; the JSON round trip keeps it plain data.
+    return redactValue(JSON.parse(JSON.stringify(record)) as AuditRecord, secretValues);
   }
 
+  /**
+   * Destroys the sandbox. Bounded: live processes get the kill grace, the backend's destroy gets `destroyTimeoutMs`,
+   * after which `kill()` rejects with `TimeoutError` (the sandbox is marked closed either way). A lost sandbox is
+   * already gone: `kill()` resolves.
+   */
   async function kill(): Promise<void> {
     if (!killing) {
-      closedAt = new Date().toISOString();
+      closedAt ??= new Date().toISOString();
       killing = (async () => {
-        await Promise.allSettled([...liveProcesses].map((process) => process.kill()));
-        await adapter("kill the sandbox", () => driver.destroy());
+        const processKills = Promise.allSettled([...liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
+        const destroying = adapter("kill the sandbox", () => driver.destroy()).catch((error: unknown) => {
+          if (lostError || (SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND")) return;
+          throw error;
+        });
+        await withinTime(destroying, destroyTimeoutMs, () => new TimeoutError({ backend, timeoutMs: destroyTimeoutMs, killed: false, message: `The ${backend} backend did not confirm within ${destroyTimeoutMs} ms that sandbox ${driver.id} was destroyed; it may keep running until its lifetime ends.` }));
+        await processKills;
       })();
     }
     return killing;

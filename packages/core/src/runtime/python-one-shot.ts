@@ -53,16 +53,30 @@ export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeReq
     onStdout: (chunk) => request.onStdout(decoderOut.decode(chunk, { stream: true })),
     onStderr: (chunk) => request.onStderr(decoderErr.decode(chunk, { stream: true })),
   });
-  const abort = () => void process.kill();
+  // On abort the kill is awaited: the run settles only once the driver verified the interpreter and its children are
+  // gone, and a kill the driver cannot verify rejects the run (core then reports `killed: false`).
+  let killing: Promise<void> | undefined;
+  const abort = () => {
+    killing ??= process.kill();
+    killing.catch(() => {});
+  };
   request.signal.addEventListener("abort", abort, { once: true });
+  if (request.signal.aborted) abort();
   try {
-    await process.writeStdin(new TextEncoder().encode(request.code));
-    await process.closeStdin();
-    const { exitCode } = await process.exit;
-    if (request.signal.aborted) return { error: null, results: null };
+    const writing = (async () => {
+      await process.writeStdin(new TextEncoder().encode(request.code));
+      await process.closeStdin();
+    })();
+    writing.catch(() => {});
+    await Promise.race([writing, process.exit]);
+    const { exitCode, outOfMemoryKilled } = await process.exit;
+    if (request.signal.aborted) {
+      await killing;
+      return { error: null, results: null };
+    }
     let error: ExecutionError | null = null;
-    if (exitCode !== 0) error = await readErrorChannel(driver, errorPath, request);
-    return { error, results: null };
+    if (exitCode !== 0 && !outOfMemoryKilled) error = await readErrorChannel(driver, errorPath, request);
+    return { error, results: null, outOfMemoryKilled: outOfMemoryKilled ?? null, exitCode };
   } finally {
     request.signal.removeEventListener("abort", abort);
   }

@@ -113,6 +113,8 @@ export const runCodeOptionsSchema = z.object({
   language: z.string().min(1).optional(),
   contextId: z.string().min(1).optional(),
   timeoutMs: z.number().int().positive().optional(),
+  outputLimitBytes: z.number().int().positive().optional(),
+  maxResults: z.number().int().nonnegative().optional(),
   onStdout: callbackSchema.optional(),
   onStderr: callbackSchema.optional(),
   signal: signalSchema.optional(),

@@ -71,9 +71,9 @@ export interface SpawnRequest {
   readonly env: Readonly<Record<string, string>>;
   /** Whether stdin should be open for `writeStdin`; when false, stdin is empty/closed. */
   readonly stdin: boolean;
-  /** Called with each stdout chunk in arrival order. */
+  /** Called with each stdout chunk in arrival order. Never throws (core catches everything behind it). */
   readonly onStdout: (chunk: Uint8Array) => void;
-  /** Called with each stderr chunk in arrival order. */
+  /** Called with each stderr chunk in arrival order. Never throws. */
   readonly onStderr: (chunk: Uint8Array) => void;
 }
 
@@ -90,7 +90,16 @@ export interface SpawnedProcess {
   writeStdin(data: Uint8Array): Promise<void>;
   /** Closes stdin. */
   closeStdin(): Promise<void>;
-  /** Kills the process and every descendant (including ones that called setsid or double-forked). Idempotent. */
+  /**
+   * Kills the process and every descendant (including ones that called `setsid`, cleared their environment with
+   * `env -i`, or double-forked). Idempotent.
+   *
+   * Verified-kill contract: resolves only after the driver verified that the process and all its descendants are
+   * gone; rejects (with an error saying what it saw) when it cannot verify that, for example because the in-sandbox
+   * kill helper could not run, or processes survived. Core reports `TimeoutError.killed: true` only when this
+   * resolved and `exit` settled within the kill grace (10 s); anything else is reported as `killed: false` with what
+   * happened. A driver that cannot verify should escalate (for Docker: through the engine) rather than resolve.
+   */
   kill(): Promise<void>;
 }
 
@@ -106,20 +115,28 @@ export interface CodeRequest {
   readonly env: Readonly<Record<string, string>>;
   /** Absolute working directory. */
   readonly cwd: string;
-  /** Called with stdout chunks in order. */
+  /** Called with stdout chunks in order. Never throws. Core caps what it keeps; the driver must not buffer the output itself. */
   readonly onStdout: (text: string) => void;
-  /** Called with stderr chunks in order. */
+  /** Called with stderr chunks in order. Never throws. */
   readonly onStderr: (text: string) => void;
-  /** Aborted by core on timeout or caller abort; the driver must stop the run. */
+  /**
+   * Aborted by core on timeout or caller abort; the driver must stop the run and then settle: resolve once the run is
+   * verified stopped (its processes gone, or its interpreter interrupted), reject when it cannot verify that. Core
+   * reports `killed: true` only when the run settled within the kill grace without such a rejection.
+   */
   readonly signal: AbortSignal;
 }
 
-/** What a driver's `runCode` returns; core adds stdout/stderr and timing. */
+/** What a driver's `runCode` returns; core adds stdout/stderr, caps and timing. */
 export interface DriverExecution {
   /** The error the code raised, or null. */
   readonly error: ExecutionError | null;
-  /** Rich results, or null where the backend has no rich-result channel. */
+  /** Rich results, or null where the backend has no rich-result channel. Core caps them (count and bytes). */
   readonly results: readonly ExecutionResult[] | null;
+  /** True when the backend saw the run killed by the out-of-memory killer; null or absent when it cannot tell. */
+  readonly outOfMemoryKilled?: boolean | null;
+  /** The interpreter's exit code, for process-per-run backends; absent otherwise. A signal death (128 + N) without `error` is reported as `KilledError`. */
+  readonly exitCode?: number | null;
 }
 
 /**

@@ -92,16 +92,30 @@ export interface ExecutionError {
 
 /** What `runCode()` produced. Errors raised by the code are results here, not thrown. */
 export interface Execution {
-  /** Everything the code printed to standard output. */
+  /** What the code printed to standard output, up to `outputLimitBytes` (UTF-8). */
   readonly stdout: string;
-  /** Everything printed to standard error. */
+  /** What the code printed to standard error, up to `outputLimitBytes`. */
   readonly stderr: string;
-  /** The exception the code raised, or null. */
+  /**
+   * The exception the code raised, or null. A run that ended without an exception but not normally also has one:
+   * `OutOfMemoryError` when the out-of-memory killer ended it (see `outOfMemoryKilled`), `KilledError` for another
+   * signal. So a null `error` always means the code ran to its end.
+   */
   readonly error: ExecutionError | null;
-  /** Rich results from the backend's own channel, or null where the backend has none (`RICH_RESULTS` off). Never parsed from stdout. */
+  /**
+   * Rich results from the backend's own channel, or null where the backend has none (`RICH_RESULTS` off). Never parsed
+   * from stdout. At most `maxResults` results whose data totals at most `outputLimitBytes`; `truncated.results` says
+   * when some were dropped.
+   */
   readonly results: readonly ExecutionResult[] | null;
   /** Wall time, in milliseconds. */
   readonly durationMs: number;
+  /** Which outputs went past their caps and were cut (`outputLimitBytes` for the streams, `maxResults`/bytes for results). */
+  readonly truncated: { readonly stdout: boolean; readonly stderr: boolean; readonly results: boolean };
+  /** Total UTF-8 bytes the code wrote to each stream, including dropped ones. */
+  readonly totalBytes: { readonly stdout: number; readonly stderr: number };
+  /** True when the backend reports the run was killed by the out-of-memory killer; null when it cannot tell. */
+  readonly outOfMemoryKilled: boolean | null;
 }
 
 /** Options for `runCode()`. */
@@ -110,11 +124,15 @@ export interface RunCodeOptions {
   language?: string;
   /** Run inside this code context (needs `STATEFUL_CODE`). Without it every call starts fresh. */
   contextId?: string;
-  /** Time limit in milliseconds; the run is killed and `TimeoutError` thrown. */
+  /** Time limit in milliseconds, counted from the call (before the backend is asked); the run is killed and `TimeoutError` thrown. */
   timeoutMs?: number;
-  /** Streaming standard output. */
+  /** Bytes (UTF-8) kept per stream, and most bytes of rich-result data kept; the rest is dropped (still counted) and `truncated` is set. Default 16 MiB, as for commands. */
+  outputLimitBytes?: number;
+  /** Most rich results kept; later ones are dropped and `truncated.results` is set. Default 100. */
+  maxResults?: number;
+  /** Streaming standard output. A throw from it stops the run and rejects the call with `CallbackError`. */
   onStdout?: OutputListener;
-  /** Streaming standard error. */
+  /** Streaming standard error. A throw from it stops the run and rejects the call with `CallbackError`. */
   onStderr?: OutputListener;
   /** Aborts the run. */
   signal?: AbortSignal;
@@ -146,16 +164,38 @@ export interface FileEntry {
 export interface FileOperationOptions {
   /** Aborts the operation. */
   signal?: AbortSignal;
+  /**
+   * Time limit in milliseconds, after which the call rejects with `TimeoutError` (`killed: false`: the backend may
+   * still finish the operation) even if the backend never answers. Default 60000 for everything but streamed
+   * transfers (`write`, `upload`, `download`, and the body of a `"stream"` read), which take no default limit.
+   */
+  timeoutMs?: number;
+}
+
+/** Options of `files.read()`. */
+export interface FileReadOptions extends FileOperationOptions {
+  /**
+   * Largest file read whole, in bytes. A larger file is refused with `FileTooLargeError` (nothing past the limit is
+   * held in memory). Default 64 MiB for `"text"` and `"bytes"`; with `"stream"` no limit unless given (the stream
+   * then errors with `FileTooLargeError` once more bytes went by).
+   */
+  maxBytes?: number;
+}
+
+/** Options of `files.download()`. */
+export interface FileDownloadOptions extends FileOperationOptions {
+  /** Refuse files larger than this many bytes with `FileTooLargeError`; the partial host file is removed. Default: no limit (memory stays bounded either way). */
+  maxBytes?: number;
 }
 
 /** The sandbox's filesystem, confined to its workspace: paths are relative to the workspace or absolute inside it. */
 export interface SandboxFiles {
   /** Writes a file, creating parent folders. Data may be text, bytes, or a stream (bounded memory). */
   write(path: string, data: string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, options?: FileOperationOptions): Promise<void>;
-  /** Reads a file as UTF-8 text (default), bytes, or a stream. */
-  read(path: string, options?: FileOperationOptions & { format?: "text" }): Promise<string>;
-  read(path: string, options: FileOperationOptions & { format: "bytes" }): Promise<Uint8Array>;
-  read(path: string, options: FileOperationOptions & { format: "stream" }): Promise<ReadableStream<Uint8Array>>;
+  /** Reads a file as UTF-8 text (default), bytes, or a stream. Whole reads refuse files over `maxBytes` (default 64 MiB) with `FileTooLargeError`. */
+  read(path: string, options?: FileReadOptions & { format?: "text" }): Promise<string>;
+  read(path: string, options: FileReadOptions & { format: "bytes" }): Promise<Uint8Array>;
+  read(path: string, options: FileReadOptions & { format: "stream" }): Promise<ReadableStream<Uint8Array>>;
   /** Lists a directory (one level). */
   list(path: string, options?: FileOperationOptions): Promise<FileEntry[]>;
   /** Describes one entry; `FileNotFoundError` if missing. */
@@ -170,8 +210,8 @@ export interface SandboxFiles {
   rename(from: string, to: string, options?: FileOperationOptions): Promise<void>;
   /** Copies a host file into the sandbox, streaming. */
   upload(hostPath: string, sandboxPath: string, options?: FileOperationOptions): Promise<void>;
-  /** Copies a sandbox file to the host, streaming. */
-  download(sandboxPath: string, hostPath: string, options?: FileOperationOptions): Promise<void>;
+  /** Copies a sandbox file to the host, streaming with bounded memory; a failed or refused download leaves no host file. */
+  download(sandboxPath: string, hostPath: string, options?: FileDownloadOptions): Promise<void>;
 }
 
 /** An isolated place to run untrusted code. Dispose with `await using` or `kill()`. */
@@ -194,8 +234,11 @@ export interface Sandbox extends AsyncDisposable {
   readonly files: SandboxFiles;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
-  /** Whether `kill()` or disposal has happened. */
+  /** Whether `kill()` or disposal has happened, or the sandbox was lost (see docs/errors.md). */
   readonly closed: boolean;
-  /** Destroys the sandbox and everything in it. Safe to call more than once. */
+  /**
+   * Destroys the sandbox and everything in it. Safe to call more than once. Bounded: rejects with `TimeoutError` if
+   * the backend does not confirm within 30 s (the sandbox is closed either way). Resolves for a sandbox that is already gone.
+   */
   kill(): Promise<void>;
 }

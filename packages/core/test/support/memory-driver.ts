@@ -58,7 +58,7 @@ function decodeHex(hex: string): Uint8Array {
  * - `cat`: copies stdin to stdout when stdin is closed; `cat <path> ...` prints a file from the Map (exit 1 if missing).
  * - `repeat <count> <char>`: prints `char` count times (one chunk).
  * - `chunks <hex> <hex> ...`: prints each hex string as one separate chunk of bytes.
- * - `hang`: prints "started" and never exits until killed (exit 137).
+ * - `hang [text]`: prints text (default "started") and never exits until killed (exit 137).
  * - `block-stdin`: never reads stdin (writes to it do not complete) and never exits until killed.
  * - `fail <message>`: spawn itself rejects with a plain Error(message), like a backend SDK would.
  * Anything else prints to stderr and exits 127.
@@ -141,7 +141,7 @@ export class MemoryDriver implements SandboxDriverV1 {
           for (const hex of rest) out(decodeHex(hex));
           return finish(0);
         case "hang":
-          out("started\n");
+          out(`${argument || "started"}\n`);
           return; // finishes on kill
         case "block-stdin":
           return; // finishes on kill

@@ -1,0 +1,54 @@
+/**
+ * Keeps up to `limitBytes` (UTF-8) of one text output stream, counts every byte, and drops the rest, so memory stays
+ * bounded however much the code prints. The text counterpart of `OutputCollector`, for code channels that deliver
+ * decoded text (`runCode`).
+ */
+export class TextOutputCollector {
+  private readonly parts: string[] = [];
+  private keptBytes = 0;
+  private producedBytes = 0;
+
+  constructor(private readonly limitBytes: number) {}
+
+  /** Accepts one piece of text. */
+  push(text: string): void {
+    if (typeof text !== "string" || text.length === 0) return;
+    const size = Buffer.byteLength(text, "utf8");
+    this.producedBytes += size;
+    const room = this.limitBytes - this.keptBytes;
+    if (room <= 0) return;
+    if (size <= room) {
+      this.parts.push(text);
+      this.keptBytes += size;
+      return;
+    }
+    const kept = cutAtCharacterBoundary(text, room);
+    this.parts.push(kept);
+    this.keptBytes += Buffer.byteLength(kept, "utf8");
+  }
+
+  /** The kept text. */
+  text(): string {
+    return this.parts.join("");
+  }
+
+  /** Whether output went past the limit. */
+  get truncated(): boolean {
+    return this.producedBytes > this.limitBytes;
+  }
+
+  /** Bytes produced (UTF-8), including dropped ones. */
+  get totalBytes(): number {
+    return this.producedBytes;
+  }
+}
+
+/** The longest prefix of `text` whose UTF-8 form fits in `maxBytes`, never splitting a character. */
+export function cutAtCharacterBoundary(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text.slice(0, maxBytes), "utf8");
+  if (bytes.byteLength <= maxBytes) return text.slice(0, maxBytes);
+  let end = maxBytes;
+  // Step back over UTF-8 continuation bytes (10xxxxxx) to the start of the cut character.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}
