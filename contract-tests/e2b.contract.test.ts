@@ -58,4 +58,9 @@ const emulatedProvider: SandboxProviderV1 = {
 describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
   network: e2bEmulatorServersFixture({ image, networkName: () => emulator!.networkName }),
   timeoutMs: 120_000,
+  // Killed through E2B's own control-plane API (DELETE /sandboxes/{id}), as another client or the dashboard would.
+  removeOutOfBand: async (sandbox) => {
+    const response = await fetch(`${emulator!.connectionOptions.apiUrl}/sandboxes/${encodeURIComponent(sandbox.id)}`, { method: "DELETE", headers: { "X-API-Key": emulator!.connectionOptions.apiKey } });
+    if (!response.ok) throw new Error(`the emulator refused to kill ${sandbox.id}: HTTP ${response.status}`);
+  },
 });

@@ -2,8 +2,9 @@ import { describeSandboxContract } from "@sbx/contract";
 import { createSandboxProvider } from "@sbx/fake";
 import { loopbackServers } from "./fixtures/loopback-servers.js";
 
-/** The fake with its full manifest. */
-describeSandboxContract("fake", () => createSandboxProvider(), { network: loopbackServers });
+/** The fake with its full manifest; `removeOutOfBand` loses the sandbox through the fake's fault injector. */
+const fake = createSandboxProvider();
+describeSandboxContract("fake", () => fake, { network: loopbackServers, removeOutOfBand: async (sandbox) => fake.faults.loseSandbox(sandbox.id) });
 
 /**
  * The fake narrowed to every optional capability off, so each declared-off path (refusals with the right

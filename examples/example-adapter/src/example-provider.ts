@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -53,6 +53,14 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
     const folder = join(root, id);
     const workspace = await realpath(join(folder, "workspace"));
     const files = new WorkspaceFiles(workspace);
+    // A sandbox whose folder is gone (removed out of band, or expired) is lost: every call says so.
+    const alive = async () => {
+      if (!(await stat(folder).then(() => true, () => false))) throw new SandboxNotFoundError({ sandboxId: id, backend: "example", message: `Example sandbox ${id} is gone (its folder was removed).` });
+    };
+    const checked = <Arguments extends unknown[], Result>(work: (...args: Arguments) => Promise<Result>) => async (...args: Arguments): Promise<Result> => {
+      await alive();
+      return work(...args);
+    };
     const denyEgress = state.network.egress === "deny";
     if (!timers.has(id)) timers.set(id, setTimeout(() => void destroy(id), Math.max(0, state.expiresAt - Date.now())).unref());
     version ??= run("unshare", ["--version"]).then(({ stdout }) => stdout.trim(), () => "unknown");
@@ -75,14 +83,17 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       id,
       workspace,
       audit,
-      spawn: async (request) => spawnInNamespace(request, { denyEgress, hostPath }),
-      readFile: (path) => files.readFile(path),
-      writeFile: (path, data) => files.writeFile(path, data),
-      list: (path) => files.list(path),
-      stat: (path) => files.stat(path),
-      remove: (path, { recursive }) => files.remove(path, recursive),
-      mkdir: (path) => files.mkdir(path),
-      rename: (from, to) => files.rename(from, to),
+      spawn: checked(async (request) => {
+        const process = spawnInNamespace(request, { denyEgress, hostPath });
+        return { ...process, exit: process.exit.then(async (value) => (await alive(), value)) };
+      }),
+      readFile: checked((path: string) => files.readFile(path)),
+      writeFile: checked((path: string, data: ReadableStream<Uint8Array>) => files.writeFile(path, data)),
+      list: checked((path: string) => files.list(path)),
+      stat: checked((path: string) => files.stat(path)),
+      remove: checked((path: string, { recursive }: { recursive: boolean }) => files.remove(path, recursive)),
+      mkdir: checked((path: string) => files.mkdir(path)),
+      rename: checked((from: string, to: string) => files.rename(from, to)),
       destroy: () => destroy(id),
     };
   }

@@ -42,8 +42,11 @@ export function spawnInNamespace(request: SpawnRequest, settings: { denyEgress: 
     closeStdin: async () => {
       child.stdin?.end();
     },
+    // Verified: SIGKILL of unshare makes the kernel kill every process of the PID namespace (setsid or not); "close"
+    // fires only once all of them are gone (they held the pipes), so awaiting the exit is the verification.
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exit.catch(() => {});
     },
   };
 }

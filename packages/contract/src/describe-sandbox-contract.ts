@@ -10,6 +10,11 @@ import { registerNetworkTests } from "./groups/network.js";
 import { registerLimitsTests, registerMountsTests, registerReconnectTests } from "./groups/policies.js";
 import { registerCodeContextsTests, registerRunCodeTests } from "./groups/run-code.js";
 import { registerSecretsTests } from "./groups/secrets.js";
+import { registerLostSandboxTests } from "./groups/lost-sandbox.js";
+import { registerOutputCapsTests } from "./groups/output-caps.js";
+import { registerReadLimitsTests } from "./groups/read-limits.js";
+import { registerSecretEncodingsTests } from "./groups/secret-encodings.js";
+import { registerVerifiedKillsTests } from "./groups/verified-kills.js";
 import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 
 /**
@@ -37,5 +42,10 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("limits", () => registerLimitsTests(harness));
     describe("reconnect", () => registerReconnectTests(harness));
     describe("concurrency", () => registerConcurrencyTests(harness));
+    describe("output caps", () => registerOutputCapsTests(harness));
+    describe("verified kills", () => registerVerifiedKillsTests(harness));
+    describe("read limits", () => registerReadLimitsTests(harness));
+    describe("secret encodings", () => registerSecretEncodingsTests(harness));
+    describe("lost sandbox", () => registerLostSandboxTests(harness));
   });
 }

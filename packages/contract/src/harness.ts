@@ -26,6 +26,12 @@ export interface SandboxContractOptions {
   mountPath?: string;
   /** Size of the streamed round-trip file in the files group. Default 64 MiB. */
   largeFileBytes?: number;
+  /**
+   * Removes a sandbox behind sbx's back, as an operator, an expired lifetime or a crashed host would (for Docker:
+   * remove the container through the engine; for the fake: `provider.faults.loseSandbox(id)`). The lost-sandbox group
+   * uses it; without it those tests skip with the reason.
+   */
+  removeOutOfBand?: (sandbox: Sandbox) => Promise<void>;
 }
 
 /** The provider factory: synchronous, and must not touch the backend (it is called at collection time). */

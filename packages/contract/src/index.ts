@@ -14,3 +14,8 @@ export { CONTRACT_TEST_IDS, type ContractTestId } from "./test-ids.js";
 export { requiredBackends, type NetworkFixture, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 /** zod schema of the audit record every backend must produce (defined in `@sbx/core`, next to the `AuditRecord` type). */
 export { auditRecordSchema } from "@sbx/core";
+export { describeOutputCapsContract } from "./groups/output-caps.js";
+export { describeVerifiedKillsContract } from "./groups/verified-kills.js";
+export { describeReadLimitsContract } from "./groups/read-limits.js";
+export { describeSecretEncodingsContract } from "./groups/secret-encodings.js";
+export { describeLostSandboxContract } from "./groups/lost-sandbox.js";

@@ -88,6 +88,29 @@ export const CONTRACT_TEST_IDS = [
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",
+
+  "output-caps.commands-flood",
+  "output-caps.run-code-flood",
+  "output-caps.run-code-default-cap",
+  "output-caps.throwing-callback",
+
+  "verified-kills.timeout-setsid-env-escape",
+  "verified-kills.abort-setsid-env-escape",
+  "verified-kills.handle-kill-escape",
+
+  "read-limits.whole-read-refused",
+  "read-limits.stream-limit",
+  "read-limits.download-limit",
+
+  "secret-encodings.partial-output",
+  "secret-encodings.command-partial-output",
+  "secret-encodings.error-fields",
+  "secret-encodings.audit",
+  "secret-encodings.short-values-refused",
+
+  "lost-sandbox.every-call",
+  "lost-sandbox.first-call-is-a-file-operation",
+  "lost-sandbox.mid-command",
 ] as const;
 
 /** One contract test id, for example `"commands.timeout-kills-tree"`. */

@@ -1,3 +1,5 @@
+import { redactValue as redactCoreValue } from "@sbx/core";
+
 /** The kinds of call the fake records. */
 export type FakeCallKind = "create" | "command" | "runCode" | "createCodeContext" | "file" | "kill";
 
@@ -15,18 +17,21 @@ export interface FakeCall {
   readonly at: string;
 }
 
-/** Replaces every secret value in a JSON-safe value with `[redacted]`, recursively. */
+/**
+ * Replaces every secret value in a JSON-safe value with `[redacted]`, recursively, in every form core recognises
+ * (raw, base64, URL-encoded, hex, JSON-escaped): the same redaction as core's errors and audit record. Bytes are
+ * recorded by length only.
+ */
 export function redactValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") {
-    let result = value;
-    for (const secret of secrets) if (secret.length > 0) result = result.split(secret).join("[redacted]");
-    return result;
-  }
+  return redactCoreValue(describeBytes(value), secrets);
+}
+
+function describeBytes(value: unknown): unknown {
   if (value instanceof Uint8Array) return `<${value.byteLength} bytes>`;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
+  if (Array.isArray(value)) return value.map(describeBytes);
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, secrets);
+    for (const [key, item] of Object.entries(value)) out[key] = describeBytes(item);
     return out;
   }
   return value;

@@ -203,7 +203,11 @@ export class FakeDriver implements SandboxDriverV1 {
 
     const process: SpawnedProcess = {
       pid,
-      exit,
+      // A sandbox lost while the command ran fails the wait, as a vanished container or VM does.
+      exit: exit.then((value) => {
+        if (this.config.faults.isLost(this.id) || this.expired) this.ensureAvailable();
+        return value;
+      }),
       writeStdin: async (data) => {
         this.ensureAvailable();
         if (!stdinOpen) throw new ProviderError({ backend: "fake", message: "stdin is closed." });
@@ -269,6 +273,7 @@ export class FakeDriver implements SandboxDriverV1 {
       onStdout: (chunk) => request.onStdout(stdoutDecoder.decode(chunk, { stream: true })),
       onStderr: (chunk) => request.onStderr(stderrDecoder.decode(chunk, { stream: true })),
     });
+    if (this.config.faults.isLost(this.id)) this.ensureAvailable();
     if (!this.destroyed) await this.applyRoots(roots, outcome.roots);
     return { error: outcome.error, results: null };
   }

@@ -170,7 +170,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     const spawning = adapter("spawn", () =>
       driver.spawn({
         command,
-        cwd: resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend),
+        cwd: redacting(() => resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend)),
         env: environment,
         stdin: runOptions.stdin !== undefined,
         onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdout.push(chunk)),
@@ -377,7 +377,16 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     return Object.freeze({ id: created.id, language: created.language });
   }
 
-  const workspacePath = (path: unknown) => resolveWorkspacePath(path, driver.workspace, backend);
+  /** Resolves a caller's path; a refusal never carries a secret the path held (errors are redacted like every other). */
+  const workspacePath = (path: unknown) => redacting(() => resolveWorkspacePath(path, driver.workspace, backend));
+
+  function redacting<Result>(work: () => Result): Result {
+    try {
+      return work();
+    } catch (error) {
+      throw redactError(error, secretValues);
+    }
+  }
 
   function toStream(data: string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
     if (typeof data === "string" || data instanceof Uint8Array) {
@@ -496,7 +505,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       requireString(hostPath, "hostPath");
       const target = workspacePath(sandboxPath);
       const info = await hostStat(hostPath).catch(() => undefined);
-      if (!info?.isFile()) throw new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` });
+      if (!info?.isFile()) throw redactError(new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` }), secretValues);
       const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
       await fileCall("upload a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal, sizeBytes: info.size }));
     },

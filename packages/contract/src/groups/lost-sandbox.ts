@@ -1,0 +1,61 @@
+import type { Sandbox } from "@sbx/core";
+import { expect, type TestContext } from "vitest";
+import { delay, describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+
+function removerOf(harness: ContractHarness, context: TestContext): (sandbox: Sandbox) => Promise<void> {
+  const remove = harness.options.removeOutOfBand;
+  if (!remove) context.skip("the adapter's contract options give no removeOutOfBand hook, so the suite cannot remove a sandbox behind sbx's back");
+  return remove!;
+}
+
+/**
+ * Registers the lost-sandbox tests: a sandbox that disappears (removed out of band, or its lifetime ended) gives one
+ * typed error, `SandboxNotFoundError`, on every call from then on, and is reported closed.
+ */
+export function registerLostSandboxTests(harness: ContractHarness): void {
+  const { contractTest } = harness;
+
+  contractTest("lost-sandbox.every-call", "after the sandbox is removed out of band, every call raises SandboxNotFoundError and the sandbox is closed", async (context) => {
+    const remove = removerOf(harness, context);
+    const sandbox = await harness.createSandbox();
+    await sandbox.files.write("before.txt", "there");
+    await remove(sandbox);
+    await expectSbxError(() => sandbox.commands.run("echo hello"), "SBX_SANDBOX_NOT_FOUND");
+    expect(sandbox.closed).toBe(true);
+    await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
+    await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
+    await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_NOT_FOUND");
+    await expectSbxError(() => sandbox.commands.run("echo again"), "SBX_SANDBOX_NOT_FOUND");
+    expect(sandbox.audit().closedAt).not.toBeNull();
+    // kill() of a sandbox that is already gone resolves.
+    await sandbox.kill();
+  });
+
+  contractTest("lost-sandbox.first-call-is-a-file-operation", "a file operation is the first call after the removal: SandboxNotFoundError, not FileNotFoundError", async (context) => {
+    const remove = removerOf(harness, context);
+    const sandbox = await harness.createSandbox();
+    await sandbox.files.write("before.txt", "there");
+    await remove(sandbox);
+    await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
+    expect(sandbox.closed).toBe(true);
+    await sandbox.kill();
+  });
+
+  contractTest("lost-sandbox.mid-command", "a command running when the sandbox is removed fails with SandboxNotFoundError, not a result", async (context) => {
+    const remove = removerOf(harness, context);
+    const sandbox = await harness.createSandbox();
+    const running = sandbox.commands.run("echo started; sleep 60", { timeoutMs: 90_000 });
+    running.catch(() => {});
+    await delay(1_500);
+    await remove(sandbox);
+    await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
+    expect(sandbox.closed).toBe(true);
+    await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
+    await sandbox.kill();
+  });
+}
+
+/** The lost-sandbox group on its own. */
+export function describeLostSandboxContract(name: string, factory: SandboxProviderFactoryForContract, options?: SandboxContractOptions): void {
+  describeGroup("lost sandbox", name, factory, options, registerLostSandboxTests);
+}
