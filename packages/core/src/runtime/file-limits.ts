@@ -1,7 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { once } from "node:events";
 import { InvalidArgumentError, type FileTooLargeError } from "../errors/index.js";
 
 /** Default largest file `files.read` returns whole (text or bytes): 64 MiB. Raise it with `{ maxBytes }`, or stream. */
@@ -47,43 +46,60 @@ export async function readWithLimit(stream: ReadableStream<Uint8Array>, limitByt
   return out;
 }
 
-/** A stream that passes bytes through and errors with `tooLarge(seenBytes)` once more than `limitBytes` went by. */
+/**
+ * A stream that passes bytes through, pulled one chunk at a time (bounded memory), and errors with
+ * `tooLarge(seenBytes)` once more than `limitBytes` went by. The source is cancelled first, so the backend stops
+ * sending (and can answer the size question `tooLarge` may ask).
+ */
 export function limitedStream(stream: ReadableStream<Uint8Array>, limitBytes: number | undefined, tooLarge: (seenBytes: number) => Promise<FileTooLargeError>): ReadableStream<Uint8Array> {
   if (limitBytes === undefined) return stream;
+  const reader = stream.getReader();
   let total = 0;
-  return stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    async transform(chunk, controller) {
-      total += chunk.byteLength;
-      if (total > limitBytes) controller.error(await tooLarge(total));
-      else controller.enqueue(chunk);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      total += value.byteLength;
+      if (total <= limitBytes) return controller.enqueue(value);
+      await reader.cancel().catch(() => {});
+      controller.error(await tooLarge(total));
     },
-  }), {});
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
 }
 
 /**
- * Streams a sandbox file to a host path with bounded memory (backpressure end to end). With `limitBytes`, refuses
- * once more bytes arrived. On any failure the partial host file is removed before the error is thrown.
+ * Streams a sandbox file to a host path with bounded memory (one chunk at a time, waiting for the disk). With
+ * `limitBytes`, refuses once more bytes arrived: the source is cancelled and `tooLarge(seenBytes)` thrown. On any
+ * failure the partial host file is removed before the error is thrown.
  */
 export async function boundedDownload(stream: ReadableStream<Uint8Array>, hostPath: string, options: { limitBytes?: number; signal?: AbortSignal; tooLarge: (seenBytes: number) => Promise<FileTooLargeError> }): Promise<void> {
+  const reader = stream.getReader();
+  const output = createWriteStream(hostPath);
+  const failed = new Promise<never>((_resolve, reject) => output.once("error", reject));
+  failed.catch(() => {});
   let total = 0;
-  let refusal: FileTooLargeError | undefined;
-  const counter = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      total += chunk.byteLength;
-      if (options.limitBytes !== undefined && total > options.limitBytes) {
-        options.tooLarge(total).then((error) => {
-          refusal = error;
-          callback(error);
-        }, callback);
-        return;
-      }
-      callback(null, chunk);
-    },
-  });
   try {
-    await pipeline(Readable.fromWeb(stream as import("node:stream/web").ReadableStream<Uint8Array>), counter, createWriteStream(hostPath), { signal: options.signal });
+    for (;;) {
+      if (options.signal?.aborted) throw options.signal.reason ?? new Error("aborted");
+      const { value, done } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (options.limitBytes !== undefined && total > options.limitBytes) {
+        await reader.cancel().catch(() => {});
+        output.destroy();
+        await rm(hostPath, { force: true });
+        throw await options.tooLarge(total);
+      }
+      if (!output.write(value)) await Promise.race([once(output, "drain"), failed]);
+    }
+    await Promise.race([new Promise<void>((resolve) => output.end(resolve)), failed]);
   } catch (error) {
+    await reader.cancel().catch(() => {});
+    output.destroy();
     await rm(hostPath, { force: true });
-    throw refusal ?? error;
+    throw error;
   }
 }
