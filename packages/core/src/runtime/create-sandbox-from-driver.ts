@@ -298,10 +298,19 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     deadline.onStop(() => controller.abort());
     const guard = new CallbackGuard(backend, () => deadline.stop("callback"));
     const limit = codeOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
-    const stdout = new TextOutputCollector(limit);
-    const stderr = new TextOutputCollector(limit);
     const userStdout = codeOptions.onStdout ? guard.wrap("onStdout", codeOptions.onStdout) : undefined;
     const userStderr = codeOptions.onStderr ? guard.wrap("onStderr", codeOptions.onStderr) : undefined;
+    // A code channel delivers text; the one-shot path delivers bytes, kept and counted exactly as for commands (so
+    // bytes past the cap are never even decoded unless a listener wants them).
+    const oneShot = !driver.runCode;
+    const stdoutBytes = new OutputCollector(limit);
+    const stderrBytes = new OutputCollector(limit);
+    if (userStdout) stdoutBytes.onText(userStdout);
+    if (userStderr) stderrBytes.onText(userStderr);
+    const stdoutText = new TextOutputCollector(limit);
+    const stderrText = new TextOutputCollector(limit);
+    const stdout = oneShot ? stdoutBytes : stdoutText;
+    const stderr = oneShot ? stderrBytes : stderrText;
     const started = Date.now();
     const request = {
       code,
@@ -311,16 +320,20 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       cwd: driver.workspace,
       signal: controller.signal,
       onStdout: guard.wrap("sbx", (text: string) => {
-        stdout.push(text);
+        stdoutText.push(text);
         userStdout?.(text);
       }),
       onStderr: guard.wrap("sbx", (text: string) => {
-        stderr.push(text);
+        stderrText.push(text);
         userStderr?.(text);
       }),
     };
+    const byteOutput = {
+      onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdoutBytes.push(chunk)),
+      onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderrBytes.push(chunk)),
+    };
     try {
-      const running = adapter("run code", () => driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request));
+      const running = adapter("run code", () => driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, byteOutput));
       running.catch(() => {});
       const outcome = await settleWithinGrace(running, deadline.stopped, killGraceMs).catch((error: unknown) => {
         // After a stop, a driver that rejects with its own timeout/abort error has stopped the run; any other
@@ -339,6 +352,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
         if (deadline.reason === "abort") throw new AbortedError({ backend, cause: codeOptions.signal?.reason, message: `The code run was aborted by the caller. ${report.detail}` });
         throw new TimeoutError({ backend, timeoutMs: codeOptions.timeoutMs!, killed: report.killed, partialStdout: redactText(stdout.text(), secretValues), partialStderr: redactText(stderr.text(), secretValues), message: `The code ran past its ${codeOptions.timeoutMs} ms timeout. ${report.detail}` });
       }
+      stdoutBytes.finish();
+      stderrBytes.finish();
       guard.throwIfFailed();
       if (!outcome.settled) throw new Error("unreachable: the run settles unless it was stopped");
       const driverOutcome = outcome.value;

@@ -42,14 +42,17 @@ export class OutputCollector {
     if (rest.length > 0) for (const listener of this.listeners) listener(rest);
   }
 
-  /** The kept bytes. */
+  /** The kept bytes. The chunks are merged once and the merged copy kept, so the kept output is held only once. */
   bytes(): Uint8Array {
+    if (this.chunks.length === 1) return this.chunks[0]!;
     const out = new Uint8Array(this.keptBytes);
     let offset = 0;
     for (const chunk of this.chunks) {
       out.set(chunk, offset);
       offset += chunk.byteLength;
     }
+    this.chunks.length = 0;
+    if (out.byteLength > 0) this.chunks.push(out);
     return out;
   }
 

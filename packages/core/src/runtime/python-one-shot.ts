@@ -41,7 +41,12 @@ function shellQuote(value: string): string {
  * Runs one-shot Python through a driver's `spawn`, for backends without a code channel of their own.
  * The structured error is read back from a file in /tmp by a second command, never parsed from output.
  */
-export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeRequest): Promise<DriverExecution> {
+export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeRequest, byteOutput?: {
+  /** Receives stdout as raw bytes instead of `request.onStdout` text, so a caller that caps bytes never decodes what it drops. */
+  readonly onStdout: (chunk: Uint8Array) => void;
+  /** Receives stderr as raw bytes instead of `request.onStderr` text. */
+  readonly onStderr: (chunk: Uint8Array) => void;
+}): Promise<DriverExecution> {
   const errorPath = `/tmp/.sbx-error-${crypto.randomUUID()}.json`;
   const decoderOut = new TextDecoder();
   const decoderErr = new TextDecoder();
@@ -50,8 +55,8 @@ export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeReq
     cwd: request.cwd,
     env: { PYTHONUNBUFFERED: "1", ...request.env },
     stdin: true,
-    onStdout: (chunk) => request.onStdout(decoderOut.decode(chunk, { stream: true })),
-    onStderr: (chunk) => request.onStderr(decoderErr.decode(chunk, { stream: true })),
+    onStdout: byteOutput?.onStdout ?? ((chunk) => request.onStdout(decoderOut.decode(chunk, { stream: true }))),
+    onStderr: byteOutput?.onStderr ?? ((chunk) => request.onStderr(decoderErr.decode(chunk, { stream: true }))),
   });
   // On abort the kill is awaited: the run settles only once the driver verified the interpreter and its children are
   // gone, and a kill the driver cannot verify rejects the run (core then reports `killed: false`).

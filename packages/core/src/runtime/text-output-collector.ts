@@ -27,9 +27,13 @@ export class TextOutputCollector {
     this.keptBytes += Buffer.byteLength(kept, "utf8");
   }
 
-  /** The kept text. */
+  /** The kept text. The parts are joined once and the joined text kept, so the kept output is held only once. */
   text(): string {
-    return this.parts.join("");
+    if (this.parts.length === 1) return this.parts[0]!;
+    const joined = this.parts.join("");
+    this.parts.length = 0;
+    if (joined.length > 0) this.parts.push(joined);
+    return joined;
   }
 
   /** Whether output went past the limit. */
