@@ -148,6 +148,19 @@ describe("call record", () => {
     provider.clearCalls();
     expect(provider.calls).toEqual([]);
   });
+
+  it("redacts a secret in its base64, URL-encoded, hex and JSON-escaped forms too (core's redaction)", async () => {
+    const secret = 'hunter2 "s/+?"';
+    const bytes = Buffer.from(secret);
+    const forms = [bytes.toString("base64"), encodeURIComponent(secret), bytes.toString("hex"), JSON.stringify(secret).slice(1, -1)];
+    const provider = createSandboxProvider();
+    await using sandbox = await createSandbox(provider, { secrets: { API_TOKEN: secret } });
+    for (const form of forms) await sandbox.commands.run(`echo '${form.replace(/'/g, "")}'`).catch(() => {});
+    const recorded = provider.calls.filter((call) => call.kind === "command").map((call) => String(call.arguments.command));
+    expect(recorded).toHaveLength(forms.length);
+    for (const command of recorded) expect(command).toMatch(/\[redacted\]/);
+    for (const form of forms) expect(JSON.stringify(provider.calls)).not.toContain(form);
+  });
 });
 
 describe("mounts", () => {

@@ -12,13 +12,17 @@ export interface RunCommandOptions {
   env?: Record<string, string>;
   /** Bytes or text written to the command's standard input, which is then closed. With `start()`, `true` keeps stdin open for `writeStdin()`. Needs `STDIN`. */
   stdin?: string | Uint8Array | true;
-  /** Kill the command and every process it started after this many milliseconds, then throw `TimeoutError`. Default: no limit beyond the sandbox lifetime. */
+  /**
+   * Kill the command and every process it started after this many milliseconds (counted from the call, before the
+   * backend is asked to start it), then throw `TimeoutError` (`killed` says whether the kill was verified). Default: no
+   * limit beyond the sandbox lifetime.
+   */
   timeoutMs?: number;
   /** Bytes kept per stream; output beyond is dropped (still counted) and `truncated` is set. Default 16 MiB. */
   outputLimitBytes?: number;
-  /** Streaming standard output. */
+  /** Streaming standard output. A throw from it stops the command and rejects the call with `CallbackError`. */
   onStdout?: OutputListener;
-  /** Streaming standard error. */
+  /** Streaming standard error. A throw from it stops the command and rejects the call with `CallbackError`. */
   onStderr?: OutputListener;
   /** Aborting kills the command and every process it started, then rejects with `AbortedError`. */
   signal?: AbortSignal;
