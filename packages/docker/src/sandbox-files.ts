@@ -19,7 +19,7 @@ const NAME_MAX_BYTES = 255;
 const PRELUDE = [
   'W=$SBX_WORKSPACE',
   'inside() { case "$1" in "$W"|"$W"/*) return 0;; esac; return 1; }',
-  'confine_parent() { a=${1%/*}; [ -z "$a" ] && a=/; while [ ! -e "$a" ]; do a=${a%/*}; [ -z "$a" ] && a=/; done; r=$(readlink -f -- "$a") || exit 47; inside "$r" || exit 47; }',
+  'confine_parent() { [ "$1" = "$W" ] && return 0; a=${1%/*}; [ -z "$a" ] && a=/; while [ ! -e "$a" ]; do a=${a%/*}; [ -z "$a" ] && a=/; done; r=$(readlink -f -- "$a") || exit 47; inside "$r" || exit 47; }',
 ].join("\n");
 
 /** Streams a regular file to stdout; refuses a final symlink, anything that is not a regular file, or a path leading out of the workspace. */
