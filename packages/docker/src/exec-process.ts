@@ -96,12 +96,16 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
       if (pollTimer) clearTimeout(pollTimer);
       try {
         const exitCode = await waitForExitCode(exec);
-        if (exitCode === 137) {
-          // A SIGKILL may be the container ending under the command: that is a lost sandbox, not a result.
-          const lost = await context.lostError();
-          if (lost) throw lost;
-        }
         const outOfMemoryKilled = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
+        if (exitCode === 137 && outOfMemoryKilled !== true && !killed) {
+          // A SIGKILL nobody in sbx sent may be the container ending under the command: that is a lost sandbox,
+          // not a result. The engine notices PID 1's death a moment after the exec's, so ask a few times.
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const lost = await context.lostError();
+            if (lost) throw lost;
+            await delay(200);
+          }
+        }
         resolve({ exitCode, outOfMemoryKilled });
       } catch (error) {
         reject((await context.lostError(error).catch(() => undefined)) ?? error);
