@@ -137,8 +137,9 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
   };
 
   const endSandbox = async (reason: string): Promise<never> => {
-    await container.kill({ signal: "SIGKILL" }).catch(() => {});
-    await removeQuietly(container).catch(() => {});
+    // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
+    await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
+    await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
     throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
   };
 
