@@ -11,7 +11,7 @@ export function isContainerGoneError(error: unknown): boolean {
   const status = statusCodeOf(error);
   const message = engineMessage(error);
   if (status === 404 && /no such container/i.test(message)) return true;
-  if (status === 409 && /is not running|marked for removal|is restarting|removal .* in progress|is paused/i.test(message)) return true;
+  if (status === 409 && /is not running|marked for removal|is restarting|removal .* in progress/i.test(message)) return true;
   return false;
 }
 
@@ -26,13 +26,18 @@ export function sandboxLost(sandboxId: string, detail: string, cause?: unknown):
 }
 
 /** Asks the engine whether the container still runs; false when it is gone or stopped, undefined if the engine did not answer. */
-export async function containerRunning(container: Docker.Container): Promise<boolean | undefined> {
+export async function containerRunning(container: Docker.Container, timeoutMs = 5000): Promise<boolean | undefined> {
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const inspect = await container.inspect();
+    // Bounded: the engine can hold a container's lock for long (an exec into a paused container never starts).
+    const inspect = await Promise.race([container.inspect(), new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    if (!inspect) return undefined;
     return inspect.State.Running === true;
   } catch (error) {
     if (statusCodeOf(error) === 404) return false;
     return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
