@@ -107,8 +107,10 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     return lost;
   };
   // Host-side enforcement of the lifetime while this process lives (the in-container deadline is the other half).
-  const expiry = setTimeout(() => void removeQuietly(container).catch(() => {}), Math.max(0, Date.parse(policy.expiresAt) - Date.now()) + 2000);
-  expiry.unref();
+  // (Timers cap at 2^31-1 ms, about 24.8 days; a longer lifetime relies on the in-container deadline alone.)
+  const expiresIn = Math.max(0, Date.parse(policy.expiresAt) - Date.now()) + 2000;
+  const expiry = Number.isFinite(expiresIn) && expiresIn < 2 ** 31 - 1 ? setTimeout(() => void removeQuietly(container).catch(() => {}), expiresIn) : undefined;
+  expiry?.unref();
 
   /** The lost-sandbox error when `cause` (or the engine, asked now) says the container is gone; else undefined. */
   const lostError = async (cause?: unknown): Promise<Error | undefined> => {
