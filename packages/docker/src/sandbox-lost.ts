@@ -27,10 +27,10 @@ export function sandboxLost(sandboxId: string, detail: string, cause?: unknown):
 
 /** Asks the engine whether the container still runs; false when it is gone or stopped, undefined if the engine did not answer. */
 export async function containerRunning(container: Docker.Container, timeoutMs = 5000): Promise<boolean | undefined> {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     // Bounded: the engine can hold a container's lock for long (an exec into a paused container never starts).
-    const inspect = await Promise.race([container.inspect(), new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    const inspect = await Promise.race([container.inspect(), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
     if (!inspect) return undefined;
     return inspect.State.Running === true;
   } catch (error) {
