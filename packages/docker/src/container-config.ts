@@ -1,15 +1,29 @@
-import type { Mount, ResolvedCreateOptions } from "@sbx/core";
+import { InvalidArgumentError, type Mount, type ResolvedCreateOptions } from "@sbx/core";
 import type Docker from "dockerode";
 import { sandboxLabels, MANAGED_LABEL, SESSION_LABEL } from "./labels.js";
 import type { ResolvedDockerSettings } from "./settings.js";
 
 const MIB = 1024 * 1024;
 
+/** The container's own user: root, so its deadline (PID 1's child) is out of reach of sandboxed code (uid 10001). */
+export const CONTAINER_USER = "0:0";
+
+/** Headroom in MiB the memory limit keeps for processes beyond the workspace and /tmp tmpfs. */
+export const MEMORY_HEADROOM_MIB = 64;
+
 /**
- * PID 1 of every sandbox: a deadline. The container ends by itself after its lifetime even if the host process
- * dies. Uses `sleep` (coreutils or busybox) and falls back to python3, so any image with `sh` works.
+ * The deadline, run as root under Docker's init: it ends the container after its lifetime (`sleep`, or python3 when
+ * the image has no sleep), and, with `$2 = host-attached`, as soon as the creating host process lets go of the
+ * container's stdin (a dead-man's switch: end-of-file when that process exits or dies, SIGKILL included).
+ * Sandboxed code runs as another uid without capabilities, so it can neither signal nor trace these processes.
+ * Arguments: $1 the lifetime in seconds, $2 `host-attached` or `detached`.
  */
-export const DEADLINE_SCRIPT = 'if command -v sleep >/dev/null 2>&1; then exec sleep "$1"; fi; exec python3 -c "import sys,time; time.sleep(int(sys.argv[1]))" "$1"';
+export const DEADLINE_SCRIPT = [
+  'if command -v sleep >/dev/null 2>&1; then (sleep "$1"; kill -9 $$) & else (python3 -c "import sys,time; time.sleep(int(sys.argv[1]))" "$1"; kill -9 $$) & fi',
+  'if [ "$2" = host-attached ]; then cat >/dev/null; exit 0; fi',
+  "exec 0<&-",
+  "wait",
+].join("\n");
 
 /** The policy a sandbox is created with, after defaults: what the read-back is compared against. */
 export interface RequestedPolicy {
@@ -28,17 +42,35 @@ export interface RequestedPolicy {
   readonly workspaceSizeMiB: number;
   readonly tmpSizeMiB: number;
   readonly mounts: readonly Mount[];
+  /** True: the sandbox ends when its creating host process exits (dead-man's switch on stdin). */
+  readonly endsWithHost: boolean;
+}
+
+/** The workspace size for a memory limit: the explicit setting when it fits, else half of what /tmp leaves. */
+export function workspaceSizeFor(memoryMiB: number, tmpSizeMiB: number, explicit: number | undefined): number {
+  if (explicit !== undefined) {
+    if (explicit + tmpSizeMiB > memoryMiB - MEMORY_HEADROOM_MIB) {
+      throw new InvalidArgumentError({
+        field: "settings.workspaceSizeMiB",
+        backend: "docker",
+        message: `Invalid settings.workspaceSizeMiB: ${explicit} MiB of workspace plus ${tmpSizeMiB} MiB of /tmp do not fit in the ${memoryMiB} MiB memory limit with ${MEMORY_HEADROOM_MIB} MiB left for processes (both are tmpfs, counted as memory); filling the workspace would call the OOM killer instead of giving ENOSPC. Lower it to at most ${Math.max(1, memoryMiB - MEMORY_HEADROOM_MIB - tmpSizeMiB)} or raise limits.memoryMiB.`,
+      });
+    }
+    return explicit;
+  }
+  return Math.max(1, Math.floor((memoryMiB - tmpSizeMiB) / 2));
 }
 
 /** Works out the requested policy from the caller's options and the provider settings. */
 export function requestedPolicy(image: string, options: ResolvedCreateOptions, settings: ResolvedDockerSettings, now = Date.now()): RequestedPolicy {
   const lifetimeSeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  const memoryMiB = options.limits?.memoryMiB ?? settings.defaultLimits.memoryMiB;
   return {
     image,
     egress: options.network.egress,
     networkMode: options.network.egress === "allow" ? settings.bridgeNetwork : "none",
     cpus: options.limits?.cpus ?? settings.defaultLimits.cpus,
-    memoryMiB: options.limits?.memoryMiB ?? settings.defaultLimits.memoryMiB,
+    memoryMiB,
     pids: options.limits?.pids ?? settings.defaultLimits.pids,
     user: options.user === "root" ? "0:0" : settings.user,
     userKind: options.user,
@@ -46,10 +78,16 @@ export function requestedPolicy(image: string, options: ResolvedCreateOptions, s
     lifetimeSeconds,
     expiresAt: new Date(now + lifetimeSeconds * 1000).toISOString(),
     workspace: settings.workspace,
-    workspaceSizeMiB: settings.workspaceSizeMiB,
+    workspaceSizeMiB: workspaceSizeFor(memoryMiB, settings.tmpSizeMiB, settings.workspaceSizeMiB),
     tmpSizeMiB: settings.tmpSizeMiB,
     mounts: options.mounts,
+    endsWithHost: !settings.keepAfterHostExit,
   };
+}
+
+/** Capabilities added for root enforcement processes: CAP_KILL unless the sandbox itself runs as root. */
+export function capabilitiesAdded(policy: RequestedPolicy): string[] {
+  return policy.userKind === "root" ? [] : ["KILL"];
 }
 
 /** The hardened container configuration (Engine API names) for a requested policy. */
@@ -59,7 +97,7 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
     session: options.session,
     expiresAt: new Date(policy.expiresAt),
     metadata: options.metadata,
-    policy: { egress: policy.egress, cpus: policy.cpus, memoryMiB: policy.memoryMiB, pids: policy.pids, user: policy.userKind, lifetimeSeconds: policy.lifetimeSeconds, runtime: policy.runtime ?? null },
+    policy: { egress: policy.egress, cpus: policy.cpus, memoryMiB: policy.memoryMiB, pids: policy.pids, user: policy.userKind, commandUser: policy.user, lifetimeSeconds: policy.lifetimeSeconds, runtime: policy.runtime ?? null, workspaceSizeMiB: policy.workspaceSizeMiB, tmpSizeMiB: policy.tmpSizeMiB, endsWithHost: policy.endsWithHost },
   });
   const memoryBytes = policy.memoryMiB * MIB;
   const mounts: Docker.MountSettings[] = [
@@ -79,7 +117,9 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
   const hostConfig: Docker.HostConfig & Record<string, unknown> = {
     NetworkMode: policy.networkMode,
     CapDrop: ["ALL"],
-    CapAdd: [],
+    // CAP_KILL for root only: the root kill helper can end sandbox-user processes. Sandboxed code (another uid,
+    // no-new-privileges) never holds it. Root sandboxes get none: their commands are root too.
+    CapAdd: capabilitiesAdded(policy),
     SecurityOpt: ["no-new-privileges:true"],
     Privileged: false,
     ReadonlyRootfs: true,
@@ -102,15 +142,16 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
   if (policy.runtime) hostConfig.Runtime = policy.runtime;
   return {
     Image: policy.image,
-    Entrypoint: ["sh", "-c", DEADLINE_SCRIPT, "sbx-deadline", String(policy.lifetimeSeconds)],
+    Entrypoint: ["sh", "-c", DEADLINE_SCRIPT, "sbx-deadline", String(policy.lifetimeSeconds), policy.endsWithHost ? "host-attached" : "detached"],
     Cmd: [],
-    User: policy.user,
+    User: CONTAINER_USER,
     WorkingDir: policy.workspace,
     Env: [`HOME=${policy.workspace}`],
     Labels: labels,
     Tty: false,
-    OpenStdin: false,
-    AttachStdin: false,
+    OpenStdin: policy.endsWithHost,
+    StdinOnce: policy.endsWithHost,
+    AttachStdin: policy.endsWithHost,
     AttachStdout: false,
     AttachStderr: false,
     NetworkDisabled: policy.egress === "deny",

@@ -18,6 +18,9 @@ import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
 import { runArgv, spawnCommand } from "./exec-process.js";
+import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
+import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
+import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
@@ -75,8 +78,8 @@ function createContainerRaw(docker: Docker, config: Docker.ContainerCreateOption
 }
 
 /** Reads the container's out-of-memory kill counter (cgroup v1 `memory.oom_control` or v2 `memory.events`). */
-async function readOomKillCount(container: Docker.Container, user: string): Promise<number | null> {
-  const result = await runArgv(container, ["sh", "-c", "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null"], { user, maxOutputBytes: 4096 });
+async function readOomKillCount(container: Docker.Container): Promise<number | null> {
+  const result = await runArgv(container, ["sh", "-c", "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null"], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
   const match = /^oom_kill (\d+)$/m.exec(result.stdout.toString("utf8"));
   return match ? Number(match[1]) : null;
 }
@@ -89,14 +92,70 @@ function removeQuietly(container: Docker.Container): Promise<void> {
   });
 }
 
+/** How long the root kill helper may take before the sandbox is ended instead (it is fork-free and usually takes milliseconds). */
+const KILL_VERIFY_TIMEOUT_MS = 10_000;
+
 /** Builds the driver for one running, verified container. */
-function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null): SandboxDriverV1 {
+function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }): SandboxDriverV1 {
   const container = docker.getContainer(id);
   const files = new SandboxFiles(container, policy.user, policy.workspace);
   let oomKills = oomBaseline;
   let destroyed: Promise<void> | undefined;
+  let lost: SandboxNotFoundError | undefined;
+  const markLost = (detail: string, cause?: unknown): SandboxNotFoundError => {
+    lost ??= sandboxLost(id, detail, cause);
+    return lost;
+  };
+  // Host-side enforcement of the lifetime while this process lives (the in-container deadline is the other half).
+  // (Timers cap at 2^31-1 ms, about 24.8 days; a longer lifetime relies on the in-container deadline alone.)
+  const expiresIn = Math.max(0, Date.parse(policy.expiresAt) - Date.now()) + 2000;
+  const expiry = Number.isFinite(expiresIn) && expiresIn < 2 ** 31 - 1 ? setTimeout(() => void removeQuietly(container).catch(() => {}), expiresIn) : undefined;
+  expiry?.unref();
+
+  /** The lost-sandbox error when `cause` (or the engine, asked now) says the container is gone; else undefined. */
+  const lostError = async (cause?: unknown): Promise<Error | undefined> => {
+    if (lost) return lost;
+    if (cause !== undefined && isContainerGoneError(cause)) return markLost("the engine no longer has it running", cause);
+    if (destroyed) return undefined;
+    const running = await containerRunning(container);
+    return running === false ? markLost("its container ended (removed out of band, or its lifetime ran out)", cause) : undefined;
+  };
+
+  /** Runs one operation; a container that vanished underneath it becomes `SandboxNotFoundError`. */
+  const guard = async <Result>(operation: () => Promise<Result>): Promise<Result> => {
+    if (lost) throw lost;
+    try {
+      return await operation();
+    } catch (error) {
+      if (SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND") throw error;
+      if (isContainerGoneError(error)) throw markLost("the engine no longer has it running", error);
+      if (!SbxError.isInstance(error) || error.code === "SBX_PROVIDER" || error.code === "SBX_FILE_NOT_FOUND") {
+        const gone = await lostError().catch(() => undefined);
+        if (gone) throw gone;
+      }
+      if (SbxError.isInstance(error)) throw error;
+      throw new ProviderError({ backend: "docker", cause: error, message: `The Docker Engine failed: ${scrubHostPaths(engineMessage(error))}` });
+    }
+  };
+
+  const endSandbox = async (reason: string): Promise<never> => {
+    // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
+    await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
+    await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
+    throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
+  };
+
+  const killVerified = async (tag: string): Promise<void> => {
+    if (lost) throw lost;
+    const outcome = await killTaggedTree(container, { tag, commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS });
+    if (outcome.verified) return;
+    const gone = await lostError().catch(() => undefined);
+    if (gone) throw gone;
+    return endSandbox(outcome.reason);
+  };
+
   const checkOutOfMemory = async (): Promise<boolean | null> => {
-    const count = await readOomKillCount(container, policy.user);
+    const count = await readOomKillCount(container);
     if (count === null) return null;
     const previous = oomKills ?? 0;
     oomKills = count;
@@ -106,16 +165,17 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     id,
     workspace: policy.workspace,
     audit,
-    spawn: (request) => spawnCommand({ container, user: policy.user, checkOutOfMemory }, request),
-    readFile: (path, options) => files.readFile(path, options),
-    writeFile: (path, data, options) => files.writeFile(path, data, options),
-    list: (path, options) => files.list(path, options),
-    stat: (path, options) => files.stat(path, options),
-    remove: (path, options) => files.remove(path, options),
-    mkdir: (path, options) => files.mkdir(path, options),
-    rename: (from, to, options) => files.rename(from, to, options),
+    spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, request)),
+    readFile: (path, options) => guard(() => files.readFile(path, options)),
+    writeFile: (path, data, options) => guard(() => files.writeFile(path, data, options)),
+    list: (path, options) => guard(() => files.list(path, options)),
+    stat: (path, options) => guard(() => files.stat(path, options)),
+    remove: (path, options) => guard(() => files.remove(path, options)),
+    mkdir: (path, options) => guard(() => files.mkdir(path, options)),
+    rename: (from, to, options) => guard(() => files.rename(from, to, options)),
     destroy() {
-      destroyed ??= removeQuietly(container);
+      clearTimeout(expiry);
+      destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
       return destroyed;
     },
   };
@@ -138,7 +198,7 @@ function createError(error: unknown, endpoint: EngineEndpoint, policy: Requested
 /** Parses the requested policy recorded in a container's labels, for `connect`. */
 function policyFromContainer(inspect: Docker.ContainerInspectInfo, settings: ResolvedDockerSettings): RequestedPolicy {
   const labels = inspect.Config.Labels ?? {};
-  const recorded = JSON.parse(labels[POLICY_LABEL] ?? "{}") as Partial<{ egress: "deny" | "allow"; cpus: number; memoryMiB: number; pids: number; user: "default" | "root"; lifetimeSeconds: number; runtime: string | null }>;
+  const recorded = JSON.parse(labels[POLICY_LABEL] ?? "{}") as Partial<{ egress: "deny" | "allow"; cpus: number; memoryMiB: number; pids: number; user: "default" | "root"; commandUser: string; lifetimeSeconds: number; runtime: string | null; workspaceSizeMiB: number; tmpSizeMiB: number; endsWithHost: boolean }>;
   return {
     image: inspect.Config.Image,
     egress: recorded.egress ?? "deny",
@@ -146,14 +206,15 @@ function policyFromContainer(inspect: Docker.ContainerInspectInfo, settings: Res
     cpus: recorded.cpus ?? settings.defaultLimits.cpus,
     memoryMiB: recorded.memoryMiB ?? settings.defaultLimits.memoryMiB,
     pids: recorded.pids ?? settings.defaultLimits.pids,
-    user: inspect.Config.User,
+    user: recorded.commandUser ?? (recorded.user === "root" ? "0:0" : settings.user),
     userKind: recorded.user ?? "default",
     runtime: recorded.runtime ?? undefined,
     lifetimeSeconds: recorded.lifetimeSeconds ?? 0,
     expiresAt: labels[EXPIRES_AT_LABEL] ?? "",
     workspace: inspect.Config.WorkingDir || settings.workspace,
-    workspaceSizeMiB: settings.workspaceSizeMiB,
-    tmpSizeMiB: settings.tmpSizeMiB,
+    workspaceSizeMiB: recorded.workspaceSizeMiB ?? settings.workspaceSizeMiB ?? 0,
+    tmpSizeMiB: recorded.tmpSizeMiB ?? settings.tmpSizeMiB,
+    endsWithHost: recorded.endsWithHost ?? false,
     mounts: inspect.Mounts.filter((mount) => mount.Type === "bind").map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW })),
   };
 }
@@ -206,19 +267,23 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       throw createError(error, endpoint, policy);
     }
     const container = docker.getContainer(created.Id);
+    let deadManSwitch: { release(): void } | undefined;
     try {
       const warnings = (created.Warnings ?? []).filter((warning) => warning.trim().length > 0);
       if (warnings.length > 0) throw policyNotEnforced([], warnings);
       throwIfAborted(signal, "docker");
+      // The dead-man's switch is attached before start, so the sandbox never runs without it.
+      if (policy.endsWithHost) deadManSwitch = await holdDeadManSwitch(container, signal);
       // The read-back runs alongside start: HostConfig, Config and Mounts are fixed at create, so one inspect
       // verifies them without adding a round trip to the hot path.
       const [inspect, engineInfo] = await Promise.all([container.inspect(), engine, container.start()]);
       const mismatches = findMismatches(policy, inspect);
       if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
       const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];
-      return createDriver(docker, created.Id, policy, auditFromInspect(policy, inspect, engineInfo, notes), 0);
+      return createDriver(docker, created.Id, policy, auditFromInspect(policy, inspect, engineInfo, notes), 0, deadManSwitch);
     } catch (error) {
       await removeQuietly(container).catch(() => {});
+      deadManSwitch?.release();
       throw createError(error, endpoint, policy);
     }
   }
@@ -242,7 +307,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     const mismatches = findMismatches(policy, inspect);
     if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
     const engineInfo = await engineInfoOf(docker, endpoint);
-    const baseline = await readOomKillCount(container, policy.user).catch(() => null);
+    const baseline = await readOomKillCount(container).catch(() => null);
     return createDriver(docker, inspect.Id, policy, auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]), baseline);
   }
 

@@ -8,45 +8,27 @@ import { StreamDemuxer } from "./stream-demuxer.js";
 export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
 
 /**
- * Runs the command in a new session (`setsid`, when the image has it) so the whole tree has one process group,
- * records that group id under /tmp, and exits with the command's status as soon as the command itself exits,
- * even while background children still hold stdout. Arguments: $1 the command line, $2 the command id, $3 the
- * working directory (a missing one is sh's own error on stderr and exit 126, not an engine error on stdout).
+ * Tags the command with its audit tag (`/proc/self/loginuid`, settable once by an unprivileged process and then
+ * immutable, inherited by every descendant), runs it in a new session (`setsid`, when the image has it), and exits
+ * with the command's status as soon as the command itself exits, even while background children still hold
+ * stdout. Arguments: $1 the command line, $2 the command id, $3 the working directory (a missing one is sh's own
+ * error on stderr and exit 126, not an engine error on stdout), $4 the tag.
  */
 export const COMMAND_WRAPPER = [
+  'echo "$4" 2>/dev/null >/proc/self/loginuid',
   'cd -- "$3" || exit 126',
   "exec 3<&0",
   'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
   "exec 3<&-",
   "c=$!",
-  'echo "$c" > "/tmp/.sbx-$2.pid" 2>/dev/null',
   'wait "$c"; s=$?',
-  'rm -f "/tmp/.sbx-$2.pid" 2>/dev/null',
   'exit "$s"',
 ].join("\n");
 
-/**
- * Kills a command's whole tree: its process group (from the pid file), then every process whose environment
- * carries the command's marker (children that called setsid again or double-forked), repeated until none is left.
- * Argument: $1 the command id.
- */
-export const KILL_SCRIPT = [
-  'p=$(cat "/tmp/.sbx-$1.pid" 2>/dev/null)',
-  '[ -n "$p" ] && kill -9 -- "-$p" 2>/dev/null',
-  "i=0",
-  "while [ $i -lt 50 ]; do",
-  "  found=",
-  "  for d in /proc/[0-9]*; do",
-  '    q=${d#/proc/}',
-  '    [ "$q" = "$$" ] && continue',
-  `    if grep -qa "${COMMAND_MARKER_VARIABLE}=$1" "$d/environ" 2>/dev/null; then kill -9 "$q" 2>/dev/null && found=1; fi`,
-  "  done",
-  '  [ -z "$found" ] && break',
-  "  i=$((i+1))",
-  "done",
-  'rm -f "/tmp/.sbx-$1.pid" 2>/dev/null',
-  "exit 0",
-].join("\n");
+/** A fresh audit tag: a positive 31-bit number that is not the kernel's "unset" value. */
+export function newCommandTag(): string {
+  return String(1_000_000 + (randomBytes(4).readUInt32BE(0) % 2_000_000_000));
+}
 
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -72,6 +54,13 @@ export interface ExecContext {
   readonly user: string;
   /** Called when a command exits with 137, to tell an out-of-memory kill from another SIGKILL. */
   readonly checkOutOfMemory: () => Promise<boolean | null>;
+  /**
+   * Kills the command's tree by its tag and resolves only once the driver verified nothing of it is left; rejects
+   * with a typed error (the sandbox is ended and reported lost when the kill could not be verified).
+   */
+  readonly killVerified: (tag: string) => Promise<void>;
+  /** Resolves with a `SandboxNotFoundError` when the container is gone, else undefined. */
+  readonly lostError: (cause?: unknown) => Promise<Error | undefined>;
 }
 
 /**
@@ -81,10 +70,11 @@ export interface ExecContext {
  */
 export async function spawnCommand(context: ExecContext, request: SpawnRequest): Promise<SpawnedProcess> {
   const commandId = randomBytes(12).toString("hex");
+  const tag = newCommandTag();
   const environment = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
   environment.push(`${COMMAND_MARKER_VARIABLE}=${commandId}`);
   const exec = await context.container.exec({
-    Cmd: ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd],
+    Cmd: ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, tag],
     AttachStdin: request.stdin,
     AttachStdout: true,
     AttachStderr: true,
@@ -107,9 +97,18 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
       try {
         const exitCode = await waitForExitCode(exec);
         const outOfMemoryKilled = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
+        if (exitCode === 137 && outOfMemoryKilled !== true && !killed) {
+          // A SIGKILL nobody in sbx sent may be the container ending under the command: that is a lost sandbox,
+          // not a result. The engine notices PID 1's death a moment after the exec's, so ask a few times.
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const lost = await context.lostError();
+            if (lost) throw lost;
+            await delay(200);
+          }
+        }
         resolve({ exitCode, outOfMemoryKilled });
       } catch (error) {
-        reject(error);
+        reject((await context.lostError(error).catch(() => undefined)) ?? error);
       }
     };
     stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
@@ -119,7 +118,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
       if (settled) return;
       settled = true;
       if (pollTimer) clearTimeout(pollTimer);
-      reject(error);
+      void context.lostError(error).catch(() => undefined).then((lost) => reject(lost ?? error));
     });
     // A background child may hold stdout open after the command exits: poll exec inspect, slowly, and stop
     // waiting for end-of-stream once the command itself is gone (after a short grace for trailing bytes).
@@ -157,7 +156,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
       });
     },
     kill() {
-      killed ??= runArgv(context.container, ["sh", "-c", KILL_SCRIPT, "sbx-kill", commandId], { user: context.user }).then(() => undefined);
+      killed ??= context.killVerified(tag);
       return killed;
     },
   };
@@ -174,8 +173,8 @@ export interface ArgvResult {
  * Runs a program with an argument vector (never a shell string built from caller data) and collects its output,
  * up to `maxOutputBytes` (default 64 MiB).
  */
-export async function runArgv(container: Docker.Container, argv: readonly string[], options: { user: string; cwd?: string; maxOutputBytes?: number }): Promise<ArgvResult> {
-  const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, WorkingDir: options.cwd, Privileged: false });
+export async function runArgv(container: Docker.Container, argv: readonly string[], options: { user: string; cwd?: string; env?: readonly string[]; maxOutputBytes?: number }): Promise<ArgvResult> {
+  const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, WorkingDir: options.cwd, Env: options.env ? [...options.env] : undefined, Privileged: false });
   const stream = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
   const limit = options.maxOutputBytes ?? 64 * 1024 * 1024;
   const stdout: Buffer[] = [];

@@ -1,6 +1,6 @@
 import { PolicyNotEnforcedError, type DriverAudit } from "@sbx/core";
 import type Docker from "dockerode";
-import type { RequestedPolicy } from "./container-config.js";
+import { capabilitiesAdded, CONTAINER_USER, type RequestedPolicy } from "./container-config.js";
 
 const MIB = 1024 * 1024;
 
@@ -20,7 +20,7 @@ export function findMismatches(policy: RequestedPolicy, inspect: Docker.Containe
   };
   expect("network", policy.networkMode, host.NetworkMode);
   expect("capabilities.drop", true, (host.CapDrop ?? []).map((name: string) => name.toUpperCase()).includes("ALL"));
-  expect("capabilities.add", 0, (host.CapAdd ?? []).length);
+  expect("capabilities.add", capabilitiesAdded(policy), (host.CapAdd ?? []).map((name: string) => name.toUpperCase().replace(/^CAP_/, "")));
   expect("privileges.noNewPrivileges", true, (host.SecurityOpt ?? []).some((option: string) => /^no-new-privileges(:true|=true)?$/.test(option)));
   expect("privileges.privileged", false, host.Privileged ?? false);
   expect("limits.pids", policy.pids, host.PidsLimit);
@@ -30,7 +30,7 @@ export function findMismatches(policy: RequestedPolicy, inspect: Docker.Containe
   expect("init", true, host.Init === true);
   expect("rootFilesystem.readOnly", true, host.ReadonlyRootfs === true);
   expect("logging", "none", host.LogConfig?.Type);
-  expect("user", policy.user, inspect.Config.User);
+  expect("user", CONTAINER_USER, inspect.Config.User);
   if (policy.runtime) expect("runtime", policy.runtime, host.Runtime);
   const workspaceMount = inspect.Mounts.find((mount) => mount.Destination === policy.workspace);
   expect("rootFilesystem.workspace", "volume:rw", workspaceMount ? `${workspaceMount.Type}:${workspaceMount.RW ? "rw" : "ro"}` : "missing");
@@ -58,6 +58,10 @@ export function policyNotEnforced(mismatches: readonly PolicyMismatch[], warning
 /** Builds the audit record's policies from the engine's read-back. */
 export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.ContainerInspectInfo, engine: { version: string; apiVersion: string; securityOptions?: readonly string[] }, notes: readonly string[] = []): DriverAudit {
   const host = inspect.HostConfig as Docker.HostConfig & Record<string, unknown>;
+  const appArmorProfile = (inspect as { AppArmorProfile?: string }).AppArmorProfile ?? "";
+  const appArmorActive = (engine.securityOptions ?? []).some((option) => /name=apparmor/.test(option)) && appArmorProfile !== "" && appArmorProfile !== "unconfined";
+  const seccompActive = (engine.securityOptions ?? []).some((option) => /name=seccomp/.test(option)) && !(host.SecurityOpt ?? []).some((option: string) => /^seccomp[=:]unconfined$/.test(option));
+  const securityModules = [seccompActive ? "the engine's default seccomp profile" : undefined, appArmorActive ? `the AppArmor profile ${JSON.stringify(appArmorProfile)}` : undefined].filter((item): item is string => item !== undefined);
   const workspaceMount = inspect.Mounts.find((mount) => mount.Destination === policy.workspace);
   const bindMounts = inspect.Mounts.filter((mount) => mount.Type === "bind").map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW }));
   const runtime = (host.Runtime as string | undefined) || "runc";
@@ -83,30 +87,40 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
       },
       user: {
         requested: policy.userKind,
-        applied: inspect.Config.User || "image default",
+        applied: policy.user,
         enforcement: policy.userKind === "root"
           ? "Root inside the container as requested (uid 0, every capability dropped, no-new-privileges)."
-          : `Every process runs as unprivileged ${inspect.Config.User} (container User and every exec's User).`,
+          : `Every command, file operation and code run executes as unprivileged ${policy.user} with no capabilities (each exec's User; no-new-privileges). Only sbx's own enforcement runs as root (container User ${inspect.Config.User}): Docker's init, the lifetime deadline and the kill helper, which the sandbox user cannot signal or trace.`,
       },
       lifetime: {
-        requested: { timeoutMs: policy.lifetimeSeconds * 1000 },
-        applied: { pid1: `sleep ${policy.lifetimeSeconds}`, expiresAt: policy.expiresAt, autoRemove: host.AutoRemove === true },
-        enforcement: "PID 1 is a deadline (sleep for the lifetime), so the container exits by itself even if the host process dies; AutoRemove deletes it, and sweepOrphans() removes any left behind.",
+        requested: { timeoutMs: policy.lifetimeSeconds * 1000, endsWithHost: policy.endsWithHost },
+        applied: { deadline: `sleep ${policy.lifetimeSeconds}`, deadlineUser: inspect.Config.User, expiresAt: policy.expiresAt, autoRemove: host.AutoRemove === true, endsWithHost: inspect.Config.OpenStdin === true && inspect.Config.StdinOnce === true },
+        enforcement: [
+          policy.userKind === "root"
+            ? "A deadline under Docker's init ends the container after its lifetime; this sandbox runs as root, so its code could stop the deadline: the host process also removes the container at expiry while it lives."
+            : `A root deadline under Docker's init ends the container after its lifetime; sandboxed code (${policy.user}, no capabilities) can neither signal nor trace it, and the host process also removes the container at expiry while it lives.`,
+          policy.endsWithHost
+            ? "Dead-man's switch: the creating process holds an attach to the container's stdin; when that process exits or dies (SIGKILL included) the engine closes stdin and the container ends within seconds."
+            : "keepAfterHostExit: the sandbox outlives its creating process until its lifetime ends (for connect from another process).",
+          "AutoRemove deletes the container and its workspace volume; sweepOrphans() removes anything left behind.",
+        ].join(" "),
       },
       capabilities: {
-        requested: { drop: ["ALL"], add: [] },
+        requested: { drop: ["ALL"], add: capabilitiesAdded(policy) },
         applied: { drop: host.CapDrop ?? [], add: host.CapAdd ?? [] },
-        enforcement: "Docker CapDrop ALL: no Linux capabilities, even for root.",
+        enforcement: policy.userKind === "root"
+          ? "Docker CapDrop ALL: no Linux capabilities, even for root."
+          : `Docker CapDrop ALL, plus CAP_KILL for root processes only (sbx's kill helper); sandboxed code runs as ${policy.user} and holds no capability (no-new-privileges keeps it from gaining any).`,
       },
       privileges: {
         requested: { noNewPrivileges: true, privileged: false },
-        applied: { securityOptions: host.SecurityOpt ?? [], privileged: host.Privileged ?? false, seccomp: engine.securityOptions ?? [] },
-        enforcement: "no-new-privileges blocks setuid escalation; the engine's default seccomp and AppArmor profiles stay on.",
+        applied: { securityOptions: host.SecurityOpt ?? [], privileged: host.Privileged ?? false, seccomp: engine.securityOptions ?? [], appArmorProfile: appArmorActive ? appArmorProfile : null },
+        enforcement: `no-new-privileges blocks setuid escalation; ${securityModules.length > 0 ? `${securityModules.join(" and ")} ${securityModules.length > 1 ? "stay" : "stays"} on` : "the engine reports no seccomp or AppArmor confinement"}${appArmorActive ? "" : " (AppArmor is not active on this engine)"}.`,
       },
       rootFilesystem: {
         requested: { readOnly: true, workspace: policy.workspace, workspaceSizeMiB: policy.workspaceSizeMiB, tmpSizeMiB: policy.tmpSizeMiB },
         applied: { readOnly: host.ReadonlyRootfs === true, workspace: workspaceMount ? { type: workspaceMount.Type, driver: workspaceMount.Driver, writable: workspaceMount.RW } : null, tmpfs: host.Tmpfs ?? {} },
-        enforcement: "ReadonlyRootfs: the image is immutable; writes go to the workspace (a size-capped tmpfs-backed volume the archive API can reach) or /tmp (tmpfs, noexec).",
+        enforcement: `ReadonlyRootfs: the image is immutable; writes go to the workspace (a ${policy.workspaceSizeMiB} MiB tmpfs-backed volume, sized inside the ${policy.memoryMiB} MiB memory limit so a full workspace gives ENOSPC) or /tmp (${policy.tmpSizeMiB} MiB tmpfs, noexec).`,
       },
       runtime: {
         requested: policy.runtime ?? "engine default",
@@ -127,7 +141,7 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
     notes: [
       "Docker has no per-host egress filter: EGRESS_ALLOWLIST is off.",
       "Containers share the host kernel unless runtime \"runsc\" (gVisor) is used.",
-      "Files move as uncompressed tar built and parsed by sbx (never compressed: CVE-2026-41567); keep the engine patched.",
+      "Files are read and written by execs as the sandbox user (symlinks resolved inside the sandbox with that user's rights, confined to the workspace).",
       ...notes,
     ],
   };

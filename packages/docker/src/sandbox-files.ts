@@ -1,28 +1,62 @@
+import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
-import type { Readable } from "node:stream";
 import { FileNotFoundError, PathError, ProviderError, type FileEntry } from "@sbx/core";
 import type Docker from "dockerode";
-import { engineMessage, statusCodeOf } from "./docker-client.js";
+import { execRead, execWrite } from "./exec-file-io.js";
 import { runArgv } from "./exec-process.js";
-import { toSizedSource } from "./sized-source.js";
-import { packSingleFile, readSingleEntry } from "./tar-archive.js";
+import { scrubHostPaths } from "./sandbox-lost.js";
 
-/** Go `os.FileMode` type bits, as the engine reports them in the archive stat header. */
-const MODE_DIRECTORY = 2 ** 31;
-const MODE_SYMLINK = 2 ** 27;
+/** Longest single path segment Linux accepts (NAME_MAX), in bytes. */
+const NAME_MAX_BYTES = 255;
 
-/** The engine's archive stat (header `X-Docker-Container-Path-Stat`). */
-interface ArchiveStat {
-  readonly name: string;
-  readonly size: number;
-  readonly mode: number;
-  readonly mtime: string;
-  readonly linkTarget: string;
-}
+/**
+ * Shell functions every file script starts with. `$SBX_WORKSPACE` is the workspace. `inside` tests a resolved path;
+ * `confine_parent` resolves (as the sandbox user, inside the sandbox) the deepest existing ancestor of `$1`'s
+ * parent and exits 47 if it lies outside the workspace, so an intermediate symlink can never lead out of it.
+ * Exit codes: 44 not found, 45 is a directory / not a directory, 46 a file is in the way, 47 escapes the workspace,
+ * 48 not a regular file, 49 no space left.
+ */
+const PRELUDE = [
+  'W=$SBX_WORKSPACE',
+  'inside() { case "$1" in "$W"|"$W"/*) return 0;; esac; return 1; }',
+  'confine_parent() { [ "$1" = "$W" ] && return 0; a=${1%/*}; [ -z "$a" ] && a=/; while [ ! -e "$a" ]; do a=${a%/*}; [ -z "$a" ] && a=/; done; r=$(readlink -f -- "$a") || exit 47; inside "$r" || exit 47; }',
+].join("\n");
+
+/** Streams a regular file to stdout; refuses a final symlink, anything that is not a regular file, or a path leading out of the workspace. */
+const READ_SCRIPT = [
+  PRELUDE,
+  'confine_parent "$1"',
+  '[ -e "$1" ] || [ -L "$1" ] || exit 44',
+  '[ -L "$1" ] && exit 48',
+  '[ -f "$1" ] || exit 48',
+  'exec cat -- "$1"',
+].join("\n");
+
+/**
+ * Writes stdin to a temporary name next to the target, then renames it over the target (never following a final
+ * symlink: it is replaced); removes the temporary file on any failure, so a failed write leaves nothing behind.
+ * $1 the path, $2 a random suffix.
+ */
+const WRITE_SCRIPT = [
+  PRELUDE,
+  'd=${1%/*}; [ -z "$d" ] && d=/',
+  'confine_parent "$1"',
+  'if [ -e "$d" ] || [ -L "$d" ]; then [ -d "$d" ] || exit 46; else mkdir -p -- "$d" 2>/dev/null || exit 46; fi',
+  'r=$(readlink -f -- "$d") || exit 47; inside "$r" || exit 47',
+  '[ -d "$1" ] && [ ! -L "$1" ] && exit 45',
+  't="$r/.sbx-upload-$2"',
+  "trap 'rm -f -- \"$t\"' EXIT",
+  'if ! cat > "$t"; then rm -f -- "$t"; df -P "$r" 2>/dev/null | awk \'NR==2 && $4 < 64 { exit 1 }\' || exit 49; exit 50; fi',
+  'mv -fT -- "$t" "$r/${1##*/}" || exit 50',
+  "trap - EXIT",
+].join("\n");
 
 /** Lists one directory level: one record per entry, `type|size|mtime\nname\0`, names passed as argv only. */
 const LIST_SCRIPT = [
+  PRELUDE,
+  'confine_parent "$1"',
   '[ -e "$1" ] || exit 44',
+  'r=$(readlink -f -- "$1") || exit 44; inside "$r" || exit 47',
   '[ -d "$1" ] || exit 45',
   'for f in "$1"/* "$1"/.[!.]* "$1"/..?*; do',
   '  [ -e "$f" ] || [ -L "$f" ] || continue',
@@ -31,9 +65,12 @@ const LIST_SCRIPT = [
   "done",
 ].join("\n");
 
-const REMOVE_SCRIPT = '[ -e "$1" ] || [ -L "$1" ] || exit 44; if [ "$2" = recursive ]; then exec rm -rf -- "$1"; fi; if [ -d "$1" ] && [ ! -L "$1" ]; then exit 45; fi; exec rm -f -- "$1"';
-const MKDIR_SCRIPT = 'if [ -e "$1" ] && [ ! -d "$1" ]; then exit 46; fi; exec mkdir -p -- "$1"';
-const RENAME_SCRIPT = '[ -e "$1" ] || [ -L "$1" ] || exit 44; if [ -d "$2" ] && [ ! -L "$2" ] && [ ! -d "$1" ]; then exit 45; fi; exec mv -f -- "$1" "$2"';
+/** Describes one entry without following a final symlink: `type|size|mtime`. */
+const STAT_SCRIPT = [PRELUDE, 'confine_parent "$1"', '[ -e "$1" ] || [ -L "$1" ] || exit 44', "exec stat -c '%F|%s|%Y' -- \"$1\""].join("\n");
+
+const REMOVE_SCRIPT = [PRELUDE, 'confine_parent "$1"', '[ -e "$1" ] || [ -L "$1" ] || exit 44; if [ "$2" = recursive ]; then exec rm -rf -- "$1"; fi; if [ -d "$1" ] && [ ! -L "$1" ]; then exit 45; fi; exec rm -f -- "$1"'].join("\n");
+const MKDIR_SCRIPT = [PRELUDE, 'confine_parent "$1"', 'if [ -L "$1" ]; then r=$(readlink -f -- "$1") || exit 46; inside "$r" || exit 47; fi', 'if [ -e "$1" ] && [ ! -d "$1" ]; then exit 46; fi; exec mkdir -p -- "$1"'].join("\n");
+const RENAME_SCRIPT = [PRELUDE, 'confine_parent "$1"; confine_parent "$2"', '[ -e "$1" ] || [ -L "$1" ] || exit 44; if [ -d "$2" ] && [ ! -L "$2" ] && [ ! -d "$1" ]; then exit 45; fi; if [ -L "$2" ]; then exec mv -fT -- "$1" "$2"; fi; exec mv -f -- "$1" "$2"'].join("\n");
 
 function entryType(typeText: string): FileEntry["type"] {
   if (typeText.startsWith("regular")) return "file";
@@ -42,81 +79,81 @@ function entryType(typeText: string): FileEntry["type"] {
   return "other";
 }
 
-/** The files half of the Docker driver: archive API for bytes, argv-only execs for the rest. */
+/**
+ * The files half of the Docker driver. Every operation is an exec as the sandbox user with paths passed as
+ * arguments (never interpolated): the kernel resolves symlinks inside the sandbox with that user's rights, each
+ * script refuses a path whose resolved parent leaves the workspace, and nothing runs with more rights than the
+ * sandbox's own code (the engine's archive API, which resolves paths as root, is not used).
+ */
 export class SandboxFiles {
+  private readonly environment: string[];
+
   constructor(
     private readonly container: Docker.Container,
     private readonly user: string,
     private readonly workspace: string,
-  ) {}
+  ) {
+    this.environment = [`SBX_WORKSPACE=${workspace}`, "LC_ALL=C"];
+  }
 
   private notFound(path: string): FileNotFoundError {
     return new FileNotFoundError({ path, backend: "docker" });
   }
 
   private failed(operation: string, path: string, detail: string): ProviderError {
-    return new ProviderError({ backend: "docker", message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail.trim() || "the engine gave no reason"}.` });
+    return new ProviderError({ backend: "docker", message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${scrubHostPaths(detail.trim()) || "the sandbox gave no reason"}.` });
   }
 
-  /** Archive HEAD: the engine's lstat of a path (a final symlink is not followed). */
-  private async archiveStat(path: string, signal?: AbortSignal): Promise<ArchiveStat | undefined> {
-    try {
-      const response = (await this.container.infoArchive({ path, abortSignal: signal })) as unknown as Readable & { headers: Record<string, string> };
-      response.resume?.();
-      const header = response.headers?.["x-docker-container-path-stat"];
-      if (!header) throw new Error("the engine sent no path stat header");
-      return JSON.parse(Buffer.from(header, "base64").toString("utf8")) as ArchiveStat;
-    } catch (error) {
-      if (statusCodeOf(error) === 404) return undefined;
-      throw error;
-    }
+  private escapes(path: string): PathError {
+    return new PathError({ path, reason: "escapes-workspace", backend: "docker", message: `Refused path ${JSON.stringify(path)}: a symbolic link in it leads outside the workspace ${this.workspace}. The files API resolves links inside the sandbox and stays in the workspace.` });
   }
 
-  /** Streams a regular file out through the archive API. */
-  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    let response: Readable;
-    try {
-      response = (await this.container.getArchive({ path, abortSignal: options.signal })) as unknown as Readable;
-    } catch (error) {
-      if (statusCodeOf(error) === 404) throw this.notFound(path);
-      throw error;
-    }
-    const entry = await readSingleEntry(response, posix.basename(path), path, options.signal);
-    return entry.body;
-  }
-
-  /** Streams a file in through the archive API, creating parent directories, replacing an existing file. */
-  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
-    const parent = posix.dirname(path);
-    const name = posix.basename(path);
-    if (parent !== this.workspace) {
-      const parentStat = await this.archiveStat(parent, options.signal);
-      if (!parentStat) await this.mkdir(parent, options);
-      else if ((parentStat.mode & MODE_DIRECTORY) === 0) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: ${parent} is not a directory.` });
-    }
-    const source = await toSizedSource(data, options.sizeBytes);
-    try {
-      const [uid, gid] = this.user.split(":").map(Number);
-      const archive = packSingleFile({ name, size: source.size, uid: uid!, gid: gid! }, source.chunks, options.signal);
-      try {
-        await this.container.putArchive(archive as unknown as NodeJS.ReadableStream, { path: parent, noOverwriteDirNonDir: "true", abortSignal: options.signal } as unknown as Record<string, string>);
-      } catch (error) {
-        archive.destroy();
-        const message = engineMessage(error);
-        if (/cannot overwrite (a )?(non-)?directory/i.test(message)) throw new PathError({ path, reason: "is-a-directory", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: a directory is in the way.` });
-        if (statusCodeOf(error) === 404) throw this.notFound(parent);
-        throw this.failed("write", path, message);
+  /** Refuses names the kernel would refuse (a segment over 255 bytes), before anything reaches the sandbox. */
+  private checkNames(path: string): void {
+    for (const segment of path.split("/")) {
+      if (Buffer.byteLength(segment) > NAME_MAX_BYTES) {
+        throw new PathError({ path: path.length > 80 ? `${path.slice(0, 80)}…` : path, reason: "invalid", backend: "docker", message: `Refused path: the name ${JSON.stringify(segment.slice(0, 32) + "…")} is ${Buffer.byteLength(segment)} bytes long; Linux allows at most ${NAME_MAX_BYTES} bytes per name.` });
       }
-    } finally {
-      await source.cleanup();
     }
+  }
+
+  private run(script: string, name: string, args: readonly string[]) {
+    return runArgv(this.container, ["sh", "-c", script, name, ...args], { user: this.user, env: this.environment });
+  }
+
+  /** Streams a regular file out, as the sandbox user. */
+  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    this.checkNames(path);
+    const start = await execRead(this.container, ["sh", "-c", READ_SCRIPT, "sbx-read", path], { user: this.user, env: this.environment, signal: options.signal });
+    if (start.kind === "streaming") return start.body;
+    if (start.exitCode === 0) return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    if (start.exitCode === 44) throw this.notFound(path);
+    if (start.exitCode === 47) throw this.escapes(path);
+    if (start.exitCode === 48) throw new PathError({ path, reason: "not-a-regular-file", backend: "docker", message: `Refused to read ${JSON.stringify(path)}: it is not a regular file (a directory, device, FIFO or symbolic link). Symbolic links are never followed at the end of a path.` });
+    if (/permission denied/i.test(start.stderr)) throw new PathError({ path, reason: "invalid", backend: "docker", message: `Cannot read ${JSON.stringify(path)}: the sandbox user may not read it (permission denied).` });
+    throw this.failed("read", path, start.stderr);
+  }
+
+  /** Streams a file in, as the sandbox user: to a temporary name, renamed over the target once complete. */
+  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
+    this.checkNames(path);
+    const result = await execWrite(this.container, ["sh", "-c", WRITE_SCRIPT, "sbx-write", path, randomBytes(8).toString("hex")], data, { user: this.user, env: this.environment, signal: options.signal });
+    if (result.exitCode === 0) return;
+    if (result.exitCode === 45) throw new PathError({ path, reason: "is-a-directory", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: a directory is in the way.` });
+    if (result.exitCode === 46) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: ${posix.dirname(path)} is not a directory.` });
+    if (result.exitCode === 47) throw this.escapes(path);
+    if (result.exitCode === 49 || /no space left/i.test(result.stderr)) throw this.failed("write", path, `no space left in the workspace (nothing was written; free space with files.remove or raise settings.workspaceSizeMiB)`);
+    if (/permission denied/i.test(result.stderr)) throw new PathError({ path, reason: "invalid", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: the sandbox user may not write there (permission denied).` });
+    throw this.failed("write", path, result.stderr || `the write ended with exit code ${result.exitCode}; nothing was written`);
   }
 
   /** Lists one directory level. */
   async list(path: string, _options: { signal?: AbortSignal }): Promise<FileEntry[]> {
-    const result = await runArgv(this.container, ["sh", "-c", LIST_SCRIPT, "sbx-list", path], { user: this.user });
+    this.checkNames(path);
+    const result = await this.run(LIST_SCRIPT, "sbx-list", [path]);
     if (result.exitCode === 44) throw this.notFound(path);
     if (result.exitCode === 45) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot list ${JSON.stringify(path)}: it is not a directory.` });
+    if (result.exitCode === 47) throw this.escapes(path);
     if (result.exitCode !== 0) throw this.failed("list", path, result.stderr);
     const entries: FileEntry[] = [];
     let offset = 0;
@@ -135,27 +172,33 @@ export class SandboxFiles {
     return entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
   }
 
-  /** Describes an entry without following a final symlink (archive HEAD: no exec). */
-  async stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
-    const info = await this.archiveStat(path, options.signal);
-    if (!info) throw this.notFound(path);
-    const type: FileEntry["type"] = info.mode & MODE_DIRECTORY ? "directory" : info.mode & MODE_SYMLINK ? "symlink" : (info.mode & 0xfff00000) === 0 && (info.mode & (2 ** 26 | 2 ** 25 | 2 ** 24 | 2 ** 21 | 2 ** 19)) === 0 ? "file" : "other";
-    const modified = new Date(info.mtime);
-    return { name: posix.basename(path), path, type, size: info.size, modifiedAt: Number.isNaN(modified.getTime()) ? null : modified };
+  /** Describes an entry without following a final symlink. */
+  async stat(path: string, _options: { signal?: AbortSignal }): Promise<FileEntry> {
+    this.checkNames(path);
+    const result = await this.run(STAT_SCRIPT, "sbx-stat", [path]);
+    if (result.exitCode === 44) throw this.notFound(path);
+    if (result.exitCode === 47) throw this.escapes(path);
+    if (result.exitCode !== 0) throw this.failed("stat", path, result.stderr);
+    const [typeText = "", sizeText = "0", mtimeText = "0"] = result.stdout.toString("utf8").trim().split("|");
+    return { name: posix.basename(path), path, type: entryType(typeText), size: Number(sizeText), modifiedAt: new Date(Number(mtimeText) * 1000) };
   }
 
   /** Removes a file, or a directory when `recursive`. */
   async remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
-    const result = await runArgv(this.container, ["sh", "-c", REMOVE_SCRIPT, "sbx-remove", path, options.recursive ? "recursive" : "single"], { user: this.user });
+    this.checkNames(path);
+    const result = await this.run(REMOVE_SCRIPT, "sbx-remove", [path, options.recursive ? "recursive" : "single"]);
     if (result.exitCode === 44) throw this.notFound(path);
     if (result.exitCode === 45) throw new PathError({ path, reason: "is-a-directory", backend: "docker", message: `Cannot remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.` });
+    if (result.exitCode === 47) throw this.escapes(path);
     if (result.exitCode !== 0) throw this.failed("remove", path, result.stderr);
   }
 
   /** Creates a directory and its parents. */
   async mkdir(path: string, _options: { signal?: AbortSignal }): Promise<void> {
-    const result = await runArgv(this.container, ["sh", "-c", MKDIR_SCRIPT, "sbx-mkdir", path], { user: this.user });
+    this.checkNames(path);
+    const result = await this.run(MKDIR_SCRIPT, "sbx-mkdir", [path]);
     if (result.exitCode === 46) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot create directory ${JSON.stringify(path)}: a file is in the way.` });
+    if (result.exitCode === 47) throw this.escapes(path);
     if (result.exitCode !== 0) {
       if (/not a directory|file exists/i.test(result.stderr)) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot create directory ${JSON.stringify(path)}: a file is in the way.` });
       throw this.failed("create directory", path, result.stderr);
@@ -164,9 +207,12 @@ export class SandboxFiles {
 
   /** Renames or moves an entry. */
   async rename(from: string, to: string, _options: { signal?: AbortSignal }): Promise<void> {
-    const result = await runArgv(this.container, ["sh", "-c", RENAME_SCRIPT, "sbx-rename", from, to], { user: this.user });
+    this.checkNames(from);
+    this.checkNames(to);
+    const result = await this.run(RENAME_SCRIPT, "sbx-rename", [from, to]);
     if (result.exitCode === 44) throw this.notFound(from);
     if (result.exitCode === 45) throw new PathError({ path: to, reason: "is-a-directory", backend: "docker", message: `Cannot rename ${JSON.stringify(from)} onto ${JSON.stringify(to)}: a directory is in the way.` });
+    if (result.exitCode === 47) throw this.escapes(from);
     if (result.exitCode !== 0) {
       if (/no such file or directory/i.test(result.stderr)) throw this.notFound(posix.dirname(to));
       throw this.failed("rename", from, result.stderr);

@@ -31,8 +31,13 @@ export const dockerSettingsSchema = z.object({
   user: z.string().regex(/^\d+:\d+$/, "must be numeric uid:gid, for example 10001:10001").default("10001:10001"),
   /** Workspace path inside the container. Default `"/workspace"`. */
   workspace: z.string().regex(/^\/[^\0]*[^/]$/, "must be an absolute path without a trailing slash").default("/workspace"),
-  /** Size of the tmpfs-backed workspace volume in MiB (its pages count against the memory limit). Default 1024. */
-  workspaceSizeMiB: z.number().int().min(1).max(1024 * 1024).default(1024),
+  /**
+   * Size of the tmpfs-backed workspace volume in MiB. Its pages count against the memory limit, so it must fit in
+   * it: `workspaceSizeMiB + tmpSizeMiB` may be at most the memory limit minus 64 MiB of headroom for processes
+   * (else `InvalidArgumentError`), so filling the workspace gives ENOSPC, not the OOM killer. Default: half of what
+   * the memory limit leaves after /tmp (224 MiB with the default 512 MiB limit).
+   */
+  workspaceSizeMiB: z.number().int().min(1).max(1024 * 1024).optional(),
   /** Size of the tmpfs at /tmp in MiB. Default 64. */
   tmpSizeMiB: z.number().int().min(1).max(1024 * 1024).default(64),
   /** Default limits when the caller gives none: 1 CPU, 512 MiB (no swap), 256 processes. */
@@ -45,6 +50,12 @@ export const dockerSettingsSchema = z.object({
   onPullProgress: functionSchema<(event: PullProgressEvent) => void>("must be a function").optional(),
   /** Pull missing images. Default true; false raises instead. */
   pull: z.boolean().default(true),
+  /**
+   * Keep the sandbox running after the process that created it exits, until its lifetime ends (for `connect` from
+   * another process). Default false: the creating process holds a dead-man's switch (an attach to the container's
+   * stdin) and the sandbox ends within seconds when that process dies, SIGKILL included. Recorded in the audit.
+   */
+  keepAfterHostExit: z.boolean().default(false),
   /** Milliseconds to wait for the engine to answer `detect()`. Default 3000. */
   detectTimeoutMs: z.number().int().positive().default(3000),
 }).strict();

@@ -30,7 +30,9 @@ describeWithDocker("hardened defaults, read back from the engine", () => {
     expect(host.LogConfig?.Type).toBe("none");
     expect(host.NetworkMode).toBe("none");
     expect(host.Privileged).toBe(false);
-    expect(inspect.Config.User).toBe("10001:10001");
+    // The container (its init and deadline) is root; every command runs as 10001 (see the lifetime tests).
+    expect(inspect.Config.User).toBe("0:0");
+    expect(host.CapAdd).toEqual(["KILL"]);
     expect(inspect.Config.Entrypoint?.[0]).toBe("sh");
     expect(inspect.Config.Labels).toMatchObject({ "sbx.managed": "1", "sbx.owner.pid": String(process.pid), "sbx.session": PROCESS_SESSION });
     expect(Date.parse(inspect.Config.Labels["sbx.expires-at"]!)).toBeGreaterThan(Date.now());
@@ -148,9 +150,9 @@ it("an unreachable engine: detect() says why without throwing; create raises Bac
 it("a policy the engine reports differently fails closed with PolicyNotEnforcedError", () => {
   const policy = requestedPolicy("img", { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} }, parseDockerSettings({}));
   const inspect = {
-    Config: { User: "10001:10001" },
+    Config: { User: "0:0" },
     Mounts: [{ Destination: "/workspace", Type: "volume", RW: true }],
-    HostConfig: { NetworkMode: "none", CapDrop: ["ALL"], CapAdd: [], SecurityOpt: ["no-new-privileges:true"], Privileged: false, PidsLimit: 0, Memory: 512 * 1024 * 1024, MemorySwap: -1, NanoCpus: 1e9, Init: true, ReadonlyRootfs: true, LogConfig: { Type: "none" } },
+    HostConfig: { NetworkMode: "none", CapDrop: ["ALL"], CapAdd: ["KILL"], SecurityOpt: ["no-new-privileges:true"], Privileged: false, PidsLimit: 0, Memory: 512 * 1024 * 1024, MemorySwap: -1, NanoCpus: 1e9, Init: true, ReadonlyRootfs: true, LogConfig: { Type: "none" } },
   } as never;
   const mismatches = findMismatches(policy, inspect);
   expect(mismatches.map((mismatch) => mismatch.policy)).toEqual(["limits.pids", "limits.memorySwap"]);

@@ -17,7 +17,8 @@ it("orphanReason: a live owner's running sandbox is never an orphan; a dead owne
 describeWithDocker("sweep after the host process is SIGKILLed", () => {
   it("leaves no container or volume with the dead process's labels, and never touches a live sandbox", async () => {
     await using mine = await createTestSandbox();
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), "3"], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] });
+    // keepAfterHostExit: without it the dead-man's switch ends them before the sweep runs (see reaper.test.ts).
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), "3"], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, SBX_KEEP_AFTER_HOST_EXIT: "1" } });
     let output = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (text: string) => (output += text));

@@ -1,0 +1,58 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { connectSandbox } from "@sbx/core";
+import { expect, it } from "vitest";
+import { createSandboxProvider } from "../src/index.js";
+import { describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environment.js";
+
+/** Starts the fixture child that creates `count` sandboxes and hangs; resolves with their session and ids. */
+async function startHost(count: number, keepAfterHostExit: boolean) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), String(count)], {
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, SBX_KEEP_AFTER_HOST_EXIT: keepAfterHostExit ? "1" : "0" },
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (text: string) => (output += text));
+  while (!output.includes("\n")) {
+    if (child.exitCode !== null) throw new Error(`child exited early with ${child.exitCode}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { child, ...(JSON.parse(output) as { session: string; ids: string[] }) };
+}
+
+async function leftOf(session: string): Promise<{ containers: number; volumes: number }> {
+  const containers = await docker.listContainers({ all: true, filters: { label: [`sbx.session=${session}`] } });
+  const volumes = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: unknown[] | null };
+  return { containers: containers.length, volumes: (volumes.Volumes ?? []).length };
+}
+
+describeWithDocker("no orphans without anyone's help (dead-man's switch)", () => {
+  it("a host process SIGKILLed while holding 10 sandboxes: within 30 s no container and no volume of it remains", async () => {
+    const { child, session, ids } = await startHost(10, false);
+    expect(ids).toHaveLength(10);
+    expect(await leftOf(session)).toEqual({ containers: 10, volumes: 10 });
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    const killedAt = Date.now();
+    let left = await leftOf(session);
+    while ((left.containers > 0 || left.volumes > 0) && Date.now() - killedAt < 30_000) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      left = await leftOf(session);
+    }
+    expect(left).toEqual({ containers: 0, volumes: 0 });
+  });
+
+  it("keepAfterHostExit: the sandbox outlives its host for connect() from another process, and says so in the audit", async () => {
+    const { child, session, ids } = await startHost(1, true);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await leftOf(session)).containers).toBe(1);
+    await using sandbox = await connectSandbox(createSandboxProvider({ image: TEST_IMAGE }), ids[0]!);
+    expect((await sandbox.commands.run("id -u")).stdout).toBe("10001\n");
+    expect(sandbox.audit().policies.lifetime.applied).toMatchObject({ endsWithHost: false, deadlineUser: "0:0" });
+  });
+});
