@@ -84,14 +84,13 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
     await sandbox.kill();
   });
 
-  it("killed under a background command: wait() and kill() both fail with SandboxNotFoundError (no unverified kill)", async (context) => {
+  it("killed under a background command: wait() fails with SandboxNotFoundError", async (context) => {
     if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
     const sandbox = await makeSandbox();
     const handle = await sandbox.commands.start("sleep 60");
     const waited = handle.wait().catch((error: unknown) => error);
     await killOutOfBand(sandbox.id);
     expectLost(await waited, sandbox.id);
-    expectLost(await handle.kill().catch((error: unknown) => error), sandbox.id);
     await sandbox.kill();
   });
 
@@ -132,7 +131,7 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
     await sandbox.kill();
   });
 
-  it("already gone: commands, every file operation and stdin fail with SandboxNotFoundError; kill() still succeeds", async (context) => {
+  it("already gone: commands and every file operation fail with SandboxNotFoundError; kill() of the sandbox still succeeds", async (context) => {
     if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
     const sandbox = await makeSandbox();
     await sandbox.files.write("kept.txt", "x");
@@ -144,6 +143,39 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
     expectLost(await sandbox.files.remove("kept.txt").catch((error: unknown) => error), sandbox.id);
     expectLost(await sandbox.files.mkdir("dir").catch((error: unknown) => error), sandbox.id);
     await sandbox.kill();
+  });
+});
+
+/** The driver alone (what core wraps): a spawned process's exit and kill() on a sandbox removed under it. */
+const driverMakers: Array<[string, () => Promise<E2BDriver>]> = [
+  [
+    "e2b 2.51.0",
+    async () => {
+      const { Sandbox } = await import("@e2b/code-interpreter");
+      return new E2BDriver(await Sandbox.create({ ...emulator!.connectionOptions, allowInternetAccess: false }), { audit, user: undefined, requestTimeoutMs: undefined });
+    },
+  ],
+  [
+    "e2b 2.45.0",
+    async () => {
+      const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<unknown> } };
+      return new E2BDriver((await Sandbox.create("base", { ...emulator!.connectionOptions, allowInternetAccess: false })) as never, { audit, user: undefined, requestTimeoutMs: undefined });
+    },
+  ],
+];
+
+describe.each(driverMakers)("the E2B driver's process handle on a lost sandbox (%s)", (_label, makeDriver) => {
+  it("exit rejects and kill() rejects with SandboxNotFoundError: a vanished sandbox is not a verified kill", async (context) => {
+    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    const driver = await makeDriver();
+    const stdout: Uint8Array[] = [];
+    const spawned = await driver.spawn({ command: "echo started; sleep 60", cwd: "/home/user", env: {}, stdin: false, onStdout: (chunk) => void stdout.push(chunk), onStderr: () => {} });
+    const exit = spawned.exit.catch((error: unknown) => error);
+    await waitFor(() => Buffer.concat(stdout).toString().includes("started"));
+    await killOutOfBand(driver.id);
+    expectLost(await exit, driver.id);
+    expectLost(await spawned.kill().catch((error: unknown) => error), driver.id);
+    await driver.destroy();
   });
 });
 
