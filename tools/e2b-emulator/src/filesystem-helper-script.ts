@@ -71,6 +71,16 @@ def _group(gid):
     return _group_names[gid]
 
 
+def _resolve(path):
+    # filepath.EvalSymlinks: the fully resolved path, or OSError when a component is missing (or a loop).
+    try:
+        return os.path.realpath(path, strict=True)
+    except TypeError:  # Python < 3.10 has no strict mode
+        resolved = os.path.realpath(path)
+        os.stat(resolved)
+        return resolved
+
+
 def _entry(path, info):
     # Like envd (shared/pkg/filesystem GetEntryInfo): lstat of the path; a symlink is reported with the
     # type and permission bits of what it finally resolves to (unknown, 0, when dangling) and
@@ -79,7 +89,7 @@ def _entry(path, info):
     target = None
     if stat.S_ISLNK(mode):
         try:
-            target = os.path.realpath(path, strict=True)
+            target = _resolve(path)
         except (OSError, RuntimeError):
             target = path
     if target is None:
@@ -165,7 +175,7 @@ def _list(request):
     requested = request["path"]
     depth = max(1, int(request.get("depth") or 1))
     try:
-        resolved = os.path.realpath(requested, strict=True)
+        resolved = _resolve(requested)
     except (OSError, RuntimeError):
         raise _Failure("not_found", "path not found: %s" % requested)
     if not os.path.isdir(resolved):
