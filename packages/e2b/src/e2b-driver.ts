@@ -1,7 +1,10 @@
 import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
 import type { CommandHandle } from "e2b";
 import {
+  FileNotFoundError,
   PathError,
+  SandboxNotFoundError,
+  type SbxError,
   type CodeRequest,
   type DriverAudit,
   type DriverExecution,
@@ -14,6 +17,7 @@ import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient }
 import { KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
+import { confineToWorkspace, symlinkDestination, type ConfinementEntry } from "./workspace-confinement.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -27,6 +31,12 @@ export const NO_STREAM_DEADLINE_MS = 2_147_483_647;
 
 /** Exit code reported for a command E2B reports as killed by a signal (E2B gives -1 without naming the signal). */
 export const KILLED_EXIT_CODE = 128 + 9;
+
+/** How long the "is the sandbox still there?" probe after a failed call may take, in milliseconds. */
+export const LOST_SANDBOX_PROBE_TIMEOUT_MS = 5_000;
+
+/** Core error codes after which the adapter asks envd whether the sandbox is still there (see `failure`). */
+const CODES_WORTH_A_PROBE = new Set(["SBX_PROVIDER", "SBX_TIMEOUT"]);
 
 /** What `E2BDriver` needs besides the SDK sandbox. */
 export interface E2BDriverOptions {
@@ -51,7 +61,8 @@ function toFileEntry(info: EntryInfoLike): FileEntry {
   return {
     name: info.name,
     path: info.path,
-    type: entryType(info.type),
+    // envd describes a symlink by what it points to and names the target; sbx reports the link itself.
+    type: info.symlinkTarget ? "symlink" : entryType(info.type),
     size: Number(info.size ?? 0),
     modifiedAt: info.modifiedTime instanceof Date ? info.modifiedTime : null,
   };
@@ -59,27 +70,6 @@ function toFileEntry(info: EntryInfoLike): FileEntry {
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-function parentOf(path: string): string {
-  const index = path.lastIndexOf("/");
-  return index <= 0 ? "/" : path.slice(0, index);
-}
-
-function normalise(path: string): string | undefined {
-  const segments: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..") {
-      if (segments.length === 0) return undefined;
-      segments.pop();
-    } else segments.push(segment);
-  }
-  return "/" + segments.join("/");
-}
-
-function isInside(path: string, root: string): boolean {
-  return path === root || path.startsWith(`${root}/`);
 }
 
 /**
@@ -102,8 +92,37 @@ export class E2BDriver implements SandboxDriverV1 {
     this.audit = options.audit;
   }
 
-  private fail(error: unknown, operation: string, path?: string): never {
-    throw mapE2BError(error, { operation, sandboxId: this.id, path, timeoutMs: this.options.requestTimeoutMs });
+  /**
+   * The "sandbox lost" rule. Maps an SDK error to a core error; when that is a generic failure or a timeout
+   * (a dropped connection, a stream that ended without an end event, a request that timed out), asks envd's
+   * `/health` whether the sandbox is still there (E2B's edge answers 502 once it is gone) and, if it is not,
+   * returns `SandboxNotFoundError` instead: the call failed because the sandbox was killed or reached its end
+   * of life meanwhile. The SDK does the same for the calls it wraps; this also covers the raw-byte command
+   * stream, file streams and uploads, whose failures the SDK passes through unchanged.
+   */
+  private async failure(error: unknown, operation: string, path?: string): Promise<SbxError> {
+    const mapped = mapE2BError(error, { operation, sandboxId: this.id, path, timeoutMs: this.options.requestTimeoutMs });
+    if (!CODES_WORTH_A_PROBE.has(mapped.code) || !(await this.isGone())) return mapped;
+    return this.lostError(error, operation);
+  }
+
+  private lostError(cause: unknown, operation: string): SandboxNotFoundError {
+    const detail = cause instanceof Error ? ` (${cause.message})` : "";
+    return new SandboxNotFoundError({
+      backend: "e2b",
+      cause,
+      sandboxId: this.id,
+      message: `The E2B sandbox ${this.id} is gone: it was killed or reached its end of life while trying to ${operation}${detail}. Create a new sandbox.`,
+    });
+  }
+
+  /** True only when envd's health check says the sandbox is not running (a failed probe proves nothing). */
+  private async isGone(): Promise<boolean> {
+    try {
+      return (await this.sandbox.isRunning({ requestTimeoutMs: LOST_SANDBOX_PROBE_TIMEOUT_MS })) === false;
+    } catch {
+      return false;
+    }
   }
 
   private get fileOptions() {
@@ -132,7 +151,7 @@ export class E2BDriver implements SandboxDriverV1 {
       pid = Number(event.value.pid);
     } catch (error) {
       controller.abort();
-      this.fail(error, "start a command");
+      throw await this.failure(error, "start a command");
     } finally {
       if (startTimer) clearTimeout(startTimer);
     }
@@ -174,7 +193,7 @@ export class E2BDriver implements SandboxDriverV1 {
         onStderr: (text: string) => request.onStderr(this.encoder.encode(text)),
       });
     } catch (error) {
-      this.fail(error, "start a command");
+      throw await this.failure(error, "start a command");
     }
     const exit = handle.wait().then(
       (result) => result.exitCode,
@@ -191,11 +210,17 @@ export class E2BDriver implements SandboxDriverV1 {
   private processHandle(pid: number, rawExit: Promise<number>): SpawnedProcess {
     let exited = false;
     let killed = false;
+    /** Set when the command ended because the sandbox is gone: later calls on the handle say so too. */
+    let lost: SbxError | undefined;
     const exit = rawExit.then(
       (exitCode) => ({ exitCode }),
-      (error: unknown) => {
-        if (killed || this.destroyed) return { exitCode: KILLED_EXIT_CODE };
-        throw mapE2BError(error, { operation: "wait for a command", sandboxId: this.id });
+      async (error: unknown) => {
+        // Our own destroy() ended it: the command died with the sandbox, as asked.
+        if (this.destroyed) return { exitCode: KILLED_EXIT_CODE };
+        const mapped = await this.failure(error, "wait for a command");
+        if (mapped.code === "SBX_SANDBOX_NOT_FOUND") lost = mapped;
+        else if (killed) return { exitCode: KILLED_EXIT_CODE };
+        throw mapped;
       },
     ).finally(() => {
       exited = true;
@@ -205,15 +230,16 @@ export class E2BDriver implements SandboxDriverV1 {
       if (!killing) {
         killed = true;
         killing = (async () => {
+          if (lost) throw lost;
           if (exited || this.destroyed) return;
           try {
             await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, { user: "root", requestTimeoutMs: this.options.requestTimeoutMs });
             if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
+            if (lost) throw lost;
             if (exited || this.destroyed) return;
-            const mapped = mapE2BError(error, { operation: "kill a command", sandboxId: this.id });
-            if (mapped.code === "SBX_SANDBOX_NOT_FOUND") return;
-            throw mapped;
+            // A sandbox that vanished took the command with it, but that is not a verified kill: say it is gone.
+            throw await this.failure(error, "kill a command");
           }
         })();
       }
@@ -226,7 +252,7 @@ export class E2BDriver implements SandboxDriverV1 {
         try {
           await this.sandbox.commands.sendStdin(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
-          this.fail(error, "write to stdin");
+          throw await this.failure(error, "write to stdin");
         }
       },
       closeStdin: async () => {
@@ -234,7 +260,7 @@ export class E2BDriver implements SandboxDriverV1 {
           await this.sandbox.commands.closeStdin(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
           if (exited) return;
-          this.fail(error, "close stdin");
+          throw await this.failure(error, "close stdin");
         }
       },
       kill,
@@ -273,7 +299,7 @@ export class E2BDriver implements SandboxDriverV1 {
       }
       return { error: mapE2BExecutionError(outcome.error), results: outcome.results.map(mapE2BResult) };
     } catch (error) {
-      return this.fail(error, "run code");
+      throw await this.failure(error, "run code");
     } finally {
       if (onAbort) request.signal.removeEventListener("abort", onAbort);
       if (oneShot && !request.signal.aborted) void this.removeContext(target.id);
@@ -286,7 +312,7 @@ export class E2BDriver implements SandboxDriverV1 {
       if (signal?.aborted) void this.removeContext(created.id);
       return { id: created.id, language: created.language ?? language, cwd: created.cwd ?? cwd };
     } catch (error) {
-      return this.fail(error, "create a code context");
+      throw await this.failure(error, "create a code context");
     }
   }
 
@@ -300,28 +326,55 @@ export class E2BDriver implements SandboxDriverV1 {
     return { id: context.id, language: context.language };
   }
 
-  /** Stats a path, following symlinks only while they stay inside the workspace; refuses anything but a regular file. */
+  /** Stats a path for confinement: `undefined` when it does not exist. */
+  private async entryOrNothing(path: string, signal?: AbortSignal): Promise<EntryInfoLike | undefined> {
+    try {
+      return (await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal })) as EntryInfoLike;
+    } catch (error) {
+      const mapped = await this.failure(error, "stat a file", path);
+      if (mapped.code === "SBX_FILE_NOT_FOUND") return undefined;
+      throw mapped;
+    }
+  }
+
+  /** Refuses `path` if a symlink on the way (and, with `includeSelf`, the path itself) leads outside the workspace. */
+  private confine(path: string, signal: AbortSignal | undefined, includeSelf: boolean): Promise<ConfinementEntry | undefined> {
+    return confineToWorkspace(path, this.workspace, (candidate) => this.entryOrNothing(candidate, signal), { includeSelf });
+  }
+
+  /** Requires a regular file reached without leaving the workspace (envd would follow any symlink as root). */
   private async requireRegularFile(path: string, signal?: AbortSignal): Promise<void> {
     let current = path;
     for (let hops = 0; hops < 16; hops++) {
-      let info: EntryInfoLike;
-      try {
-        info = (await this.sandbox.files.getInfo(current, { ...this.fileOptions, signal })) as EntryInfoLike;
-      } catch (error) {
-        this.fail(error, "read a file", path);
-      }
-      const type = entryType(info.type);
+      const entry = (await this.confine(current, signal, true)) as EntryInfoLike | undefined;
+      if (!entry) throw new FileNotFoundError({ backend: "e2b", path });
+      const type = entryType(entry.type);
       if (type === "file") return;
-      if (type !== "symlink" || !info.symlinkTarget) {
-        throw new PathError({ backend: "e2b", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
+      // An envd that reports a symlink as such (relative target, not resolved): check where it leads.
+      if (type === "symlink" && entry.symlinkTarget) {
+        current = symlinkDestination(current, entry)!;
+        continue;
       }
-      const target = normalise(info.symlinkTarget.startsWith("/") ? info.symlinkTarget : `${parentOf(current)}/${info.symlinkTarget}`);
-      if (!target || !isInside(target, this.workspace)) {
-        throw new PathError({ backend: "e2b", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: it is a symlink leading outside the workspace ${this.workspace}.` });
-      }
-      current = target;
+      throw new PathError({ backend: "e2b", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
     }
     throw new PathError({ backend: "e2b", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.` });
+  }
+
+  /** Passes a file stream through, turning a failure while it is read (a dropped connection) into a core error. */
+  private guardedStream(stream: ReadableStream<Uint8Array>, path: string): ReadableStream<Uint8Array> {
+    const reader = stream.getReader();
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const next = await reader.read();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        } catch (error) {
+          controller.error(await this.failure(error, "read a file", path));
+        }
+      },
+      cancel: (reason) => reader.cancel(reason).catch(() => {}),
+    });
   }
 
   async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
@@ -341,37 +394,52 @@ export class E2BDriver implements SandboxDriverV1 {
       options.signal?.removeEventListener("abort", forward);
     }
     try {
-      return (await read) as ReadableStream<Uint8Array>;
+      return this.guardedStream((await read) as ReadableStream<Uint8Array>, path);
     } catch (error) {
-      this.fail(error, "read a file", path);
+      throw await this.failure(error, "read a file", path);
     }
   }
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
+    // envd creates missing parents and opens the file as root, following symlinks: check the way first.
+    try {
+      await this.confine(path, options.signal, true);
+    } catch (error) {
+      await data.cancel().catch(() => {});
+      throw error;
+    }
     try {
       await this.sandbox.files.write(path, data as ReadableStream, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
-      this.fail(error, "write a file", path);
+      throw await this.failure(error, "write a file", path);
     }
   }
 
   async list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]> {
-    const info = await this.stat(path, options);
-    if (info.type !== "directory") throw new PathError({ backend: "e2b", path, reason: "not-a-directory" });
+    // envd's ListDir follows the path itself when it is a symlink.
+    const entry = (await this.confine(path, options.signal, true)) as EntryInfoLike | undefined;
+    if (!entry) throw new FileNotFoundError({ backend: "e2b", path });
+    if (entryType(entry.type) !== "directory") throw new PathError({ backend: "e2b", path, reason: "not-a-directory" });
     try {
       const entries = (await this.sandbox.files.list(path, { ...this.fileOptions, depth: 1, signal: options.signal })) as EntryInfoLike[];
       return entries.map(toFileEntry);
     } catch (error) {
-      this.fail(error, "list a directory", path);
+      throw await this.failure(error, "list a directory", path);
     }
   }
 
   async stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
-    try {
-      return toFileEntry((await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal: options.signal })) as EntryInfoLike);
-    } catch (error) {
-      this.fail(error, "stat a file", path);
-    }
+    const [, info] = await Promise.all([
+      this.confine(path, options.signal, false),
+      (async () => {
+        try {
+          return (await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal: options.signal })) as EntryInfoLike;
+        } catch (error) {
+          throw await this.failure(error, "stat a file", path);
+        }
+      })(),
+    ]);
+    return toFileEntry(info);
   }
 
   async remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
@@ -383,16 +451,18 @@ export class E2BDriver implements SandboxDriverV1 {
     try {
       await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
-      this.fail(error, "remove a file", path);
+      throw await this.failure(error, "remove a file", path);
     }
   }
 
   async mkdir(path: string, options: { signal?: AbortSignal }): Promise<void> {
+    // envd creates the missing parents as root, following symlinks on the way.
+    await this.confine(path, options.signal, false);
     let created: boolean;
     try {
       created = await this.sandbox.files.makeDir(path, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
-      this.fail(error, "make a directory", path);
+      throw await this.failure(error, "make a directory", path);
     }
     if (!created) {
       const info = await this.stat(path, options);
@@ -401,10 +471,11 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   async rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void> {
+    await Promise.all([this.confine(from, options.signal, false), this.confine(to, options.signal, false)]);
     try {
       await this.sandbox.files.rename(from, to, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
-      this.fail(error, "rename a file", from);
+      throw await this.failure(error, "rename a file", from);
     }
   }
 

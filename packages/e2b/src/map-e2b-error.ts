@@ -51,6 +51,13 @@ function connectErrorName(error: unknown): string | undefined {
   return typeof code === "number" ? CONNECT_CODE_NAMES[code] ?? "ConnectError" : "ConnectError";
 }
 
+/**
+ * The SDKs' wording when their TimeoutError means the sandbox is gone rather than a request timing out: e2b's
+ * `formatSandboxTimeoutError` (502 from the edge, Connect `unavailable`), e2b's and the code interpreter's
+ * "killed mid-request" errors (raised after a dropped connection once `/health` answered 502).
+ */
+const SANDBOX_GONE_TIMEOUT = /sandbox was killed|end of life|likely due to sandbox timeout|not running anymore/i;
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -64,7 +71,7 @@ function messageOf(error: unknown): string {
  * | `SandboxNotFoundError` (sandbox gone, expired or never existed) | `SandboxNotFoundError` |
  * | `FileNotFoundError` | `FileNotFoundError` (path given) |
  * | `NotFoundError` (deprecated generic) | `FileNotFoundError` for file operations, else `SandboxNotFoundError` |
- * | `TimeoutError` saying the sandbox reached its end of life | `SandboxNotFoundError` |
+ * | `TimeoutError` saying the sandbox is gone: killed mid-request ("The sandbox was killed or reached its end of life while the request was in flight", e2b; "The sandbox was killed while the request was in progress", code interpreter) or already gone (the edge's 502: "likely due to sandbox timeout") | `SandboxNotFoundError` |
  * | `TimeoutError` (request timeout) | `TimeoutError` (`killed: false`, retryable) |
  * | `AuthenticationError` (401, missing or rejected key) | `BackendUnavailableError` (not retryable) with how to get a key |
  * | `RateLimitError` (429 after the SDK's own retries), `ServiceBusyError` (503) | `ProviderError`, retryable |
@@ -91,7 +98,7 @@ export function mapE2BError(error: unknown, context: E2BErrorContext): SbxError 
       if (isFileOperation) return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path! });
       return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B reported "not found" while trying to ${context.operation}${where}: ${detail}` });
     case "TimeoutError":
-      if (/end of life|sandbox timeout|not running anymore/i.test(detail)) {
+      if (SANDBOX_GONE_TIMEOUT.test(detail)) {
         return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `The E2B sandbox is gone (killed or past its timeout) while trying to ${context.operation}${where}: ${detail}` });
       }
       return new TimeoutError({ backend: "e2b", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `E2B timed out while trying to ${context.operation}${where}: ${detail}` });

@@ -45,6 +45,30 @@ describe.skipIf(skipReason !== undefined)(`@sbx/e2b live against real E2B${skipR
     expect((audit.policies.lifetime.applied as { timeoutMs: number }).timeoutMs).toBeGreaterThan(100_000);
   }, 180_000);
 
+  it("the emulator's fidelity points, checked on real E2B: a sandbox killed mid-command, mid-runCode and mid-stream is SandboxNotFoundError; envd's symlink reporting; unquoted string results", async () => {
+    const { Sandbox } = await import("e2b");
+    const sandbox = await createSandbox(provider, { timeoutMs: 120_000 });
+    expect((await sandbox.runCode("'x' * 3")).results?.find((item) => item.isMainResult)?.data["text/plain"]).toBe("xxx");
+    await sandbox.commands.run("ln -s /etc etc-dir && truncate -s 1G big.bin");
+    await expect(sandbox.files.read("etc-dir/hostname")).rejects.toMatchObject({ code: "SBX_PATH", reason: "escapes-workspace" });
+    const stream = (await sandbox.files.read("big.bin", { format: "stream" })).getReader();
+    await stream.read();
+    const command = sandbox.commands.run("sleep 60").catch((error: unknown) => error);
+    const code = sandbox.runCode("import time\ntime.sleep(60)").catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await Sandbox.kill(sandbox.id);
+    expect(isSbxError(await command, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
+    expect(isSbxError(await code, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
+    let streamFailure: unknown;
+    try {
+      for (;;) if ((await stream.read()).done) break;
+    } catch (error) {
+      streamFailure = error;
+    }
+    expect(isSbxError(streamFailure, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
+    await sandbox.kill();
+  }, 180_000);
+
   it("a wrong key is BackendUnavailableError with how to get one", async () => {
     const error = await createSandbox(createSandboxProvider({ apiKey: "e2b_0000000000000000000000000000000000000000" })).catch((caught: unknown) => caught);
     expect(isSbxError(error, "SBX_BACKEND_UNAVAILABLE")).toBe(true);

@@ -9,6 +9,9 @@ describe("mapE2BError", () => {
   const cases: Array<[string, unknown, string, Record<string, unknown>?]> = [
     ["sandbox not found", new SandboxNotFoundError("gone"), "SBX_SANDBOX_NOT_FOUND", { sandboxId: "sbx123" }],
     ["sandbox end of life (SDK TimeoutError)", new TimeoutError("terminated: The sandbox was killed or reached its end of life while the request was in flight."), "SBX_SANDBOX_NOT_FOUND"],
+    ["sandbox killed during runCode (code interpreter TimeoutError)", new TimeoutError("The sandbox was killed while the request was in progress. This can happen when the sandbox times out or is killed manually. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout."), "SBX_SANDBOX_NOT_FOUND"],
+    ["sandbox already gone (502 from the edge)", new TimeoutError("The sandbox was not found: This error is likely due to sandbox timeout. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout."), "SBX_SANDBOX_NOT_FOUND"],
+    ["execution timeout (code interpreter)", new TimeoutError("Execution timed out — the 'timeoutMs' option can be used to increase this timeout"), "SBX_TIMEOUT", { killed: false }],
     ["request timeout", new TimeoutError("canceled: This error is likely due to exceeding 'requestTimeoutMs'"), "SBX_TIMEOUT", { killed: false, retryable: true }],
     ["authentication", new AuthenticationError("Invalid API key"), "SBX_BACKEND_UNAVAILABLE", { retryable: false }],
     ["rate limit", new RateLimitError("slow down"), "SBX_PROVIDER", { retryable: true }],

@@ -135,7 +135,12 @@ for _line in _input:
             _value = eval(compile(_last, "<cell>", "eval"), _namespace)
             if _value is not None:
                 _namespace["_"] = _value
-                _emit({"type": "result", "is_main_result": True, "text": repr(_value)})
+                _text = repr(_value)
+                # The real server (template/server/api/models/result.py) strips one pair of enclosing
+                # quotes from every text/plain result, so a str shows without its quotes.
+                if (_text.startswith("'") and _text.endswith("'")) or (_text.startswith('"') and _text.endswith('"')):
+                    _text = _text[1:-1]
+                _emit({"type": "result", "is_main_result": True, "text": _text})
     except BaseException as _error:
         _executing = False
         _tb = _error.__traceback__

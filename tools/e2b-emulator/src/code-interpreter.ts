@@ -20,6 +20,12 @@ export const codeInterpreterDriverPath = "/opt/e2b-emulator/code_interpreter_dri
 /** A code interpreter message (one NDJSON line). */
 type InterpreterMessage = { type: string; [field: string]: unknown };
 
+/**
+ * Internal marker: the execution's stream ends here without `end_of_execution`, as the real server's does
+ * when its kernel websocket closes under a running cell (restart or removal of the context).
+ */
+const STREAM_ENDS = "emulator_stream_ends";
+
 /** Error with an HTTP status, turned into a plain-text response. */
 class HttpError extends Error {
   constructor(
@@ -107,8 +113,10 @@ class CodeContext {
       this.running = undefined;
       this.startup = undefined;
       if (!isReady) rejectReady(new Error(`python driver failed to start: ${stderrBeforeReady.join("")}`));
-      // A crash mid-execution (e.g. os._exit) still ends the execution cleanly.
-      this.listener?.({ type: "error", name: "KernelDied", value: "the Python process of this context exited", traceback: "" });
+      // The kernel died mid-execution (os._exit, OOM kill): Jupyter restarts it (state lost) and the real
+      // server reports the "restarting" status to the running execution as ContextRestarting, then ends it.
+      // The next execution starts a fresh driver.
+      this.listener?.({ type: "error", name: "ContextRestarting", value: "Context was restarted", traceback: "" });
       this.listener?.({ type: "end_of_execution" });
     });
     await ready;
@@ -131,8 +139,8 @@ class CodeContext {
       this.activeExecution = cancellation;
       await new Promise<void>((resolve) => {
         this.listener = (message) => {
-          onMessage(message);
-          if (message.type === "end_of_execution") {
+          if (message.type !== STREAM_ENDS) onMessage(message);
+          if (message.type === "end_of_execution" || message.type === STREAM_ENDS) {
             this.listener = undefined;
             resolve();
           }
@@ -164,8 +172,11 @@ class CodeContext {
     if (pid && !this.sandbox.gone) await signalSession(this.sandbox, pid, 9).catch(() => undefined);
     running.detach();
     if (this.listener) {
-      this.listener({ type: "error", name: "KernelRestarted", value: "the context was restarted or removed", traceback: "" });
-      this.listener({ type: "end_of_execution" });
+      // What the real server sends a running execution when the context's kernel websocket closes
+      // (restart or removal): a WebSocketError, then UnexpectedEndOfExecution, and the stream ends.
+      this.listener({ type: "error", name: "WebSocketError", value: "The connections was lost, rerun the code to get the results", traceback: "" });
+      this.listener({ type: "error", name: "UnexpectedEndOfExecution", value: "Connection to the execution was closed before the execution was finished", traceback: "" });
+      this.listener({ type: STREAM_ENDS });
     }
   }
 

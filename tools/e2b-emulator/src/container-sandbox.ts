@@ -4,6 +4,7 @@
  * lifetime timer).
  */
 import { randomBytes } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import type Docker from "dockerode";
 import { runExec } from "./docker-exec.js";
 import { ProcessRegistry } from "./envd-process.js";
@@ -95,6 +96,9 @@ export class ContainerSandbox {
   firewallRules: FirewallRule[] = [];
   private lifetimeTimer: NodeJS.Timeout | undefined;
   private killing: Promise<void> | undefined;
+  private ended = false;
+  /** Data-plane responses (envd, code interpreter) still being answered; dropped when the sandbox ends. */
+  private readonly inFlight = new Set<ServerResponse>();
 
   private constructor(readonly options: ContainerSandboxOptions) {
     this.endAt = this.computeEndAt(options.timeoutSeconds);
@@ -118,7 +122,21 @@ export class ContainerSandbox {
 
   /** True once kill started. */
   get gone(): boolean {
-    return this.killing !== undefined;
+    return this.ended;
+  }
+
+  /**
+   * Registers a data-plane response being answered for this sandbox. When the sandbox ends (killed, or its
+   * lifetime over) every such connection is dropped mid-answer, as when E2B's microVM goes away: the SDK sees
+   * the connection terminated, probes `/health` (502 from then on) and raises its "sandbox was killed" error.
+   */
+  track(response: ServerResponse): void {
+    if (this.ended) {
+      response.destroy();
+      return;
+    }
+    this.inFlight.add(response);
+    response.once("close", () => this.inFlight.delete(response));
   }
 
   /** Environment every process of the sandbox gets (create-time envVars). */
@@ -237,6 +255,10 @@ export class ContainerSandbox {
   /** Removes the container and firewall rules and ends all streams. Idempotent. */
   kill(): Promise<void> {
     if (!this.killing) {
+      this.ended = true;
+      // The connections go first and abruptly (no end frame, no exit event): nothing in a killed VM answers.
+      for (const response of this.inFlight) response.destroy();
+      this.inFlight.clear();
       this.killing = (async () => {
         if (this.lifetimeTimer) clearTimeout(this.lifetimeTimer);
         this.options.onGone(this);

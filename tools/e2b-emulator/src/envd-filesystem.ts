@@ -1,10 +1,13 @@
 /**
  * envd's `filesystem.Filesystem` service (Stat, MakeDir, Move, ListDir,
- * Remove) and the plain-HTTP `/files` endpoints, run as the requesting user so
- * ownership and permissions behave like in E2B. The RPCs go to a persistent
- * per-user helper process (a syscall each, like real envd); images that cannot
- * run it (no python3) get the same answers from short `docker exec` scripts.
- * `/files` streams through one `docker exec` per transfer.
+ * Remove) and the plain-HTTP `/files` endpoints. Like envd, which runs as
+ * root, everything is done as root: the requesting user only decides how
+ * relative paths resolve (its home) and who owns what is created (written
+ * files and every missing parent directory are created, then given to the
+ * user). The RPCs go to a persistent helper process (a syscall each, like
+ * real envd); images that cannot run it (no python3) get the same answers
+ * from short `docker exec` scripts. `/files` streams through one
+ * `docker exec` per transfer.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { posix } from "node:path";
@@ -38,6 +41,7 @@ const EXIT_CODE_ERRORS: Record<number, ConnectErrorCode> = {
   2: "not_found",
   3: "invalid_argument",
   13: "permission_denied",
+  16: "unauthenticated",
   17: "already_exists",
 };
 
@@ -73,9 +77,10 @@ function parseFindOutput(output: string): EntryInfo[] {
 
 /** Runs a helper script as the user and maps failures to Connect errors. */
 async function runFilesystemScript(sandbox: ContainerSandbox, user: string, script: string, args: string[]): Promise<string> {
+  // As root, like envd; `$0` names the requesting user (owner of what is created).
   const result = await runExec(sandbox.container, {
-    command: ["/bin/sh", "-c", script, "e2b-filesystem", ...args],
-    user,
+    command: ["/bin/sh", "-c", `${ENSURE_DIRECTORIES}\n${script}`, user, ...args],
+    user: "root",
     workingDirectory: "/",
   });
   if (result.exitCode === 0) return result.stdout.toString("utf8");
@@ -86,6 +91,27 @@ async function runFilesystemScript(sandbox: ContainerSandbox, user: string, scri
 }
 
 const EXISTS_CHECK = `[ -e "$1" ] || [ -L "$1" ] || { echo "no such file or directory: $1" >&2; exit 2; }`;
+
+/**
+ * Shell version of envd's permissions.EnsureDirs: \`ensure_directories DIR USER\` creates each missing
+ * component of DIR (0755) and gives it to USER; an existing component that is not a directory fails.
+ */
+const ENSURE_DIRECTORIES = `ensure_directories() {
+  owner="$(id -u "$2"):$(id -g "$2")" || { echo "invalid username: '$2'" >&2; exit 16; }
+  current=""
+  old_ifs="$IFS"; IFS=/
+  for component in $1; do
+    [ -z "$component" ] && continue
+    current="$current/$component"
+    if [ ! -e "$current" ]; then
+      mkdir -m 0755 -- "$current" 2>/dev/null || [ -d "$current" ] || { echo "failed to create directory: $current" >&2; exit 1; }
+      chown -- "$owner" "$current" || exit 1
+    elif [ ! -d "$current" ]; then
+      echo "path is a file: $current" >&2; exit 1
+    fi
+  done
+  IFS="$old_ifs"
+}`;
 
 async function statEntryWithExec(sandbox: ContainerSandbox, user: string, path: string): Promise<EntryInfo> {
   const output = await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; exec find "$1" -maxdepth 0 -printf '${FIND_FORMAT}'`, [path]);
@@ -118,7 +144,8 @@ async function runWithExec(sandbox: ContainerSandbox, user: string, request: Fil
       await runFilesystemScript(
         sandbox,
         user,
-        `if [ -e "$1" ]; then echo "path already exists: $1" >&2; exit 17; fi; mkdir -p -- "$1"`,
+        `if [ -d "$1" ]; then echo "directory already exists: $1" >&2; exit 17; fi; ` +
+          `if [ -e "$1" ]; then echo "path already exists but it is not a directory: $1" >&2; exit 3; fi; ensure_directories "$1" "$0"`,
         [request.path],
       );
       return statEntryWithExec(sandbox, user, request.path);
@@ -126,27 +153,45 @@ async function runWithExec(sandbox: ContainerSandbox, user: string, request: Fil
       await runFilesystemScript(
         sandbox,
         user,
-        `${EXISTS_CHECK}; mkdir -p -- "$(dirname -- "$2")" && mv -T -- "$1" "$2"`,
+        `${EXISTS_CHECK}; ensure_directories "$(dirname -- "$2")" "$0" && mv -T -- "$1" "$2"`,
         [request.source, request.destination],
       );
       return statEntryWithExec(sandbox, user, request.destination);
     case "list":
-      return parseFindOutput(
-        await runFilesystemScript(
-          sandbox,
-          user,
-          `${EXISTS_CHECK}; [ -d "$1" ] || { echo "path is not a directory: $1" >&2; exit 3; }; ` +
-            `exec find "$1" -mindepth 1 -maxdepth "$2" -printf '${FIND_FORMAT}'`,
-          [request.path, String(request.depth)],
-        ),
+      return sortLikeWalkDir(
+        parseFindOutput(
+          await runFilesystemScript(
+            sandbox,
+            user,
+            `${EXISTS_CHECK}; [ -d "$1" ] || { echo "path is not a directory: $1" >&2; exit 3; }; ` +
+              `exec find "$1/" -mindepth 1 -maxdepth "$2" -printf '${FIND_FORMAT}'`,
+            [request.path, String(request.depth)],
+          ),
+        ).map((entry) => ({ ...entry, path: entry.path.replace(/\/\/+/g, "/") })),
       );
     case "remove":
-      await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; rm -rf -- "$1"`, [request.path]);
+      // os.RemoveAll: a missing path is not an error.
+      await runFilesystemScript(sandbox, user, `rm -rf -- "$1"`, [request.path]);
       return null;
   }
 }
 
-/** Runs a filesystem request as `user`: through the persistent helper, or with exec scripts when it cannot run. */
+/** Orders entries as Go's filepath.WalkDir visits them (depth first, names in byte order), as envd lists. */
+function sortLikeWalkDir(entries: EntryInfo[]): EntryInfo[] {
+  const key = (path: string) => path.split("/").map((part) => Buffer.from(part, "utf8"));
+  return entries
+    .map((entry) => ({ entry, parts: key(entry.path) }))
+    .sort((left, right) => {
+      for (let index = 0; index < Math.min(left.parts.length, right.parts.length); index++) {
+        const order = Buffer.compare(left.parts[index]!, right.parts[index]!);
+        if (order !== 0) return order;
+      }
+      return left.parts.length - right.parts.length;
+    })
+    .map(({ entry }) => entry);
+}
+
+/** Runs a filesystem request for `user`: through the persistent helper, or with exec scripts when it cannot run. */
 async function runFilesystemRequest(sandbox: ContainerSandbox, user: string, request: FilesystemHelperRequest): Promise<EntryInfo | EntryInfo[] | null> {
   let result: unknown;
   try {
@@ -220,10 +265,10 @@ export function sendRestError(response: ServerResponse, status: number, message:
   response.end(body);
 }
 
+/** Read as root like envd (os.Stat then os.Open): symlinks are followed, permissions are not the user's. */
 const READ_FILE_SCRIPT = `
-${EXISTS_CHECK}
-[ -d "$1" ] && { echo "path is a directory: $1" >&2; exit 3; }
-[ -r "$1" ] || { echo "permission denied: $1" >&2; exit 13; }
+[ -e "$1" ] || { echo "path '$1' does not exist" >&2; exit 2; }
+[ -d "$1" ] && { echo "path '$1' is a directory" >&2; exit 3; }
 stat -L -c %s -- "$1" && exec cat -- "$1"
 `;
 
@@ -239,7 +284,7 @@ export async function handleReadFile(sandbox: ContainerSandbox, url: URL, reques
   let waitingForDrain = false;
   const running = await startExec(
     sandbox.container,
-    { command: ["/bin/sh", "-c", READ_FILE_SCRIPT, "e2b-read", path], user, workingDirectory: "/" },
+    { command: ["/bin/sh", "-c", READ_FILE_SCRIPT, "e2b-read", path], user: "root", workingDirectory: "/" },
     {
       onStdout: (chunk) => {
         if (headerDone) {
@@ -279,14 +324,21 @@ export async function handleReadFile(sandbox: ContainerSandbox, url: URL, reques
   response.end();
 }
 
-const WRITE_FILE_SCRIPT = `mkdir -p -- "$(dirname -- "$1")" && cat > "$1"`;
+/**
+ * envd's processFile, as root: missing parents are created and given to the user (EnsureDirs), a directory in
+ * the way is refused, the file is given to the user, then written (symlinks followed, as os.OpenFile does).
+ */
+const WRITE_FILE_SCRIPT = `${ENSURE_DIRECTORIES}
+ensure_directories "$(dirname -- "$1")" "$0"
+[ -d "$1" ] && { echo "path is a directory: $1" >&2; exit 3; }
+: > "$1" && chown -- "$owner" "$1" && exec cat > "$1"`;
 
-/** Streams `data` into a file inside the container as `user`. */
+/** Streams `data` into a file inside the container (as root, then owned by `user`). */
 async function writeFileFromStream(sandbox: ContainerSandbox, user: string, path: string, data: Readable): Promise<void> {
   const stderr: Buffer[] = [];
   const running = await startExec(
     sandbox.container,
-    { command: ["/bin/sh", "-c", WRITE_FILE_SCRIPT, "e2b-write", path], user, workingDirectory: "/", attachStdin: true },
+    { command: ["/bin/sh", "-c", WRITE_FILE_SCRIPT, user, path], user: "root", workingDirectory: "/", attachStdin: true },
     { onStdout: () => undefined, onStderr: (chunk) => stderr.push(Buffer.from(chunk)) },
   );
   await new Promise<void>((resolve, reject) => {
@@ -299,8 +351,8 @@ async function writeFileFromStream(sandbox: ContainerSandbox, user: string, path
   const exitCode = await running.exitCode;
   running.detach();
   if (exitCode !== 0) {
-    const message = Buffer.concat(stderr).toString("utf8").trim().replace(/^e2b-write: \d+: /, "") || `exit status ${exitCode}`;
-    throw Object.assign(new Error(message), { status: /permission denied/i.test(message) ? 403 : 500 });
+    const message = Buffer.concat(stderr).toString("utf8").trim().replace(/^[\w-]+: \d+: /, "") || `exit status ${exitCode}`;
+    throw Object.assign(new Error(message), { status: exitCode === 3 ? 400 : exitCode === 16 ? 401 : /no space left/i.test(message) ? 507 : 500 });
   }
 }
 

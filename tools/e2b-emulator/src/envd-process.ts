@@ -1,9 +1,10 @@
 /**
  * envd's `process.Process` service: commands run with `docker exec` inside the
- * sandbox container, one exec per command. Each exec is its own session
- * (Docker makes the exec'd process a session leader), so the reported pid is
- * also the session id and killing the session kills every descendant, even
- * double-forked ones.
+ * sandbox container, one exec per command. `SendSignal` signals the one
+ * process, as envd does (Go's `cmd.Process.Signal`): its children survive it.
+ * (Each exec is its own session, Docker makes the exec'd process a session
+ * leader, where envd's commands share envd's session; the session is only used
+ * to tell whether something of the command still holds its output.)
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { startExec, runExec, type RunningExec } from "./docker-exec.js";
@@ -41,17 +42,14 @@ interface ProcessSelector {
   tag?: string;
 }
 
-const SIGNAL_NUMBERS: Record<string, number> = { SIGNAL_SIGKILL: 9, SIGNAL_SIGTERM: 15, SIGKILL: 9, SIGTERM: 15 };
+/** The signals envd's `SendSignal` accepts (the `Signal` enum, by name or number); anything else is `unimplemented` there. */
+const SIGNAL_NUMBERS: Record<string, number> = { SIGNAL_SIGKILL: 9, SIGNAL_SIGTERM: 15, "9": 9, "15": 15 };
 
-/** Turns the SDK's signal (enum name or number) into a number. */
+/** Turns the SDK's signal (enum name or number) into a number, refusing what envd refuses. */
 export function signalNumber(signal: unknown): number {
-  if (typeof signal === "number" && Number.isInteger(signal) && signal > 0) return signal;
-  if (typeof signal === "string") {
-    if (/^\d+$/.test(signal)) return Number(signal);
-    const known = SIGNAL_NUMBERS[signal];
-    if (known) return known;
-  }
-  throw new ConnectProtocolError("invalid_argument", `unsupported signal ${JSON.stringify(signal)}`);
+  const known = SIGNAL_NUMBERS[String(signal)];
+  if (known) return known;
+  throw new ConnectProtocolError("unimplemented", `invalid signal: ${String(signal)}`);
 }
 
 /**
@@ -93,7 +91,15 @@ export async function sessionHasProcesses(sandbox: ContainerSandbox, sessionId: 
   return Number(result.stdout.toString("utf8").trim()) > 0;
 }
 
-/** Signals every process of a session inside the container. */
+/** Signals one process inside the container (as root, like envd). */
+export async function signalProcess(sandbox: ContainerSandbox, pid: number, signal: number): Promise<void> {
+  await runExec(sandbox.container, {
+    command: ["/bin/sh", "-c", 'kill -s "$1" "$2" 2>/dev/null; exit 0', "e2b-emulator-signal", String(signal), String(pid)],
+    user: "root",
+  });
+}
+
+/** Signals every process of a session inside the container (used for the code interpreter's own processes). */
 export async function signalSession(sandbox: ContainerSandbox, sessionId: number, signal: number): Promise<void> {
   await runExec(sandbox.container, {
     command: ["/bin/bash", "-c", KILL_SESSION_SCRIPT, "e2b-emulator-kill", String(signal), String(sessionId), signal === 9 ? "2" : "1"],
@@ -275,10 +281,10 @@ export class ManagedProcess {
     this.running.closeStdin();
   }
 
-  /** Signals the whole session of the process. */
+  /** Signals the process itself (not its children), like envd. */
   async signal(signal: number): Promise<void> {
     this.signalSent = signal;
-    await signalSession(this.registry.sandbox, this.pid, signal);
+    await signalProcess(this.registry.sandbox, this.pid, signal);
   }
 
   /** Ends streams without waiting for Docker (sandbox killed). */

@@ -1,8 +1,9 @@
 /**
  * Source of the Python filesystem helper: one long-lived process per sandbox
- * per user (a docker exec running as that user), answering envd filesystem
+ * (a docker exec running as root, as envd itself runs), answering envd filesystem
  * requests with plain syscalls instead of one `docker exec` each, like real
- * envd does. Protocol: one JSON request per line on stdin
+ * envd does. The requesting user only decides who owns what is created
+ * (`user` in mkdir and move requests), exactly as in envd. Protocol: one JSON request per line on stdin
  * (`{"id", "op", ...arguments}`), one JSON response per line on stdout
  * (`{"id", "ok": true, "result"}` or `{"id", "ok": false, "code", "message"}`,
  * `code` being a Connect error code). Requests run on their own threads, so a
@@ -70,36 +71,96 @@ def _group(gid):
     return _group_names[gid]
 
 
+def _resolve(path):
+    # filepath.EvalSymlinks: the fully resolved path, or OSError when a component is missing (or a loop).
+    try:
+        return os.path.realpath(path, strict=True)
+    except TypeError:  # Python < 3.10 has no strict mode
+        resolved = os.path.realpath(path)
+        os.stat(resolved)
+        return resolved
+
+
 def _entry(path, info):
-    # lstat semantics: a symlink is described itself, with its target.
+    # Like envd (shared/pkg/filesystem GetEntryInfo): lstat of the path; a symlink is reported with the
+    # type and permission bits of what it finally resolves to (unknown, 0, when dangling) and
+    # symlinkTarget = the fully resolved path (filepath.EvalSymlinks; the path itself when it cannot resolve).
     mode = info.st_mode
-    kind = 2 if stat.S_ISDIR(mode) else 3 if stat.S_ISLNK(mode) else 1
+    target = None
+    if stat.S_ISLNK(mode):
+        try:
+            target = _resolve(path)
+        except (OSError, RuntimeError):
+            target = path
+    if target is None:
+        kind = 2 if stat.S_ISDIR(mode) else 3 if stat.S_ISLNK(mode) else 1 if stat.S_ISREG(mode) else 0
+        bits = mode & 0o777
+    else:
+        try:
+            target_mode = os.stat(target).st_mode
+            kind = 2 if stat.S_ISDIR(target_mode) else 1 if stat.S_ISREG(target_mode) else 0
+            bits = target_mode & 0o777
+        except OSError:
+            kind = 0
+            bits = 0
     entry = {
         "path": _text(path),
         "type": kind,
         "size": str(info.st_size),
-        "mode": mode & 0o7777,
+        "mode": bits,
         "permissions": stat.filemode(mode),
         "owner": _owner(info.st_uid),
         "group": _group(info.st_gid),
         "modifiedMilliseconds": info.st_mtime_ns // 1000000,
     }
-    if kind == 3:
-        try:
-            target = os.readlink(path)
-        except OSError:
-            target = ""
-        if target:
-            entry["symlinkTarget"] = _text(target)
+    if target is not None:
+        entry["symlinkTarget"] = _text(target)
     return entry
 
 
 def _lstat_existing(path):
-    # Any failure to lstat counts as "does not exist" (like the shell test [ -e ] || [ -L ]).
     try:
         return os.lstat(path)
     except OSError:
         raise _missing(path)
+
+
+def _user_ids(name):
+    # envd runs as root and looks the requesting user up for ownership (permissions.GetUserIdInts).
+    try:
+        record = pwd.getpwnam(name)
+    except KeyError:
+        raise _Failure("unauthenticated", "invalid username: '%s'" % name)
+    return record.pw_uid, record.pw_gid
+
+
+def _ensure_directories(path, uid, gid):
+    # permissions.EnsureDirs: every missing component is created (0755) and given to the user; an existing
+    # component that is not a directory fails the call.
+    parts = []
+    current = path
+    while current not in ("/", ""):
+        parts.append(current)
+        current = os.path.dirname(current)
+    for subpath in reversed(parts):
+        try:
+            info = os.stat(subpath)
+        except FileNotFoundError:
+            try:
+                os.mkdir(subpath, 0o755)
+            except FileExistsError:
+                pass
+            except OSError as error:
+                raise _Failure("internal", "failed to create directory: %s" % error)
+            try:
+                os.chown(subpath, uid, gid)
+            except OSError as error:
+                raise _Failure("internal", "failed to chown directory: %s" % error)
+            continue
+        except OSError as error:
+            raise _Failure("internal", "failed to stat directory: %s" % error)
+        if not stat.S_ISDIR(info.st_mode):
+            raise _Failure("internal", "path is a file: %s" % subpath)
 
 
 def _stat(request):
@@ -108,94 +169,91 @@ def _stat(request):
 
 
 def _list(request):
-    path = request["path"]
+    # envd ListDir: the requested path is resolved through symlinks, must be a directory, and is walked in
+    # lexical order (filepath.WalkDir, depth first, symlinks below it not followed); paths are reported
+    # under the requested path.
+    requested = request["path"]
     depth = max(1, int(request.get("depth") or 1))
-    root_info = _lstat_existing(path)
-    if not os.path.isdir(path):
-        raise _Failure("invalid_argument", "path is not a directory: %s" % path)
+    try:
+        resolved = _resolve(requested)
+    except (OSError, RuntimeError):
+        raise _Failure("not_found", "path not found: %s" % requested)
+    if not os.path.isdir(resolved):
+        raise _Failure("invalid_argument", "path is not a directory: %s" % resolved)
     entries = []
-    if stat.S_ISLNK(root_info.st_mode):
-        # A symlink to a directory lists as empty, as the exec-based path (find -P) always answered.
-        return entries
 
-    def walk(directory, level):
+    def walk(directory, reported, level):
         try:
-            children = list(os.scandir(directory))
+            names = sorted(os.listdir(directory), key=os.fsencode)
         except OSError as error:
-            raise _os_failure(error, directory)
-        for child in children:
-            child_path = child.path
+            raise _Failure("internal", "error reading directory %s: %s" % (resolved, error))
+        for name in names:
+            child_path = os.path.join(directory, name)
             try:
-                info = child.stat(follow_symlinks=False)
+                info = os.lstat(child_path)
             except FileNotFoundError:
                 continue  # removed meanwhile
             except OSError as error:
-                raise _os_failure(error, child_path)
-            entries.append(_entry(child_path, info))
+                raise _Failure("internal", "error reading directory %s: %s" % (resolved, error))
+            entry = _entry(child_path, info)
+            entry["path"] = _text(os.path.join(reported, name))
+            entries.append(entry)
             if level < depth and stat.S_ISDIR(info.st_mode):
-                walk(child_path, level + 1)
+                walk(child_path, os.path.join(reported, name), level + 1)
 
-    walk(path, 1)
+    walk(resolved, requested, 1)
     return entries
 
 
 def _make_directory(request):
     path = request["path"]
-    if os.path.exists(path):
-        raise _Failure("already_exists", "path already exists: %s" % path)
     try:
-        os.makedirs(path)
-    except FileExistsError:
-        raise _Failure("already_exists", "path already exists: %s" % path)
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
     except OSError as error:
-        raise _os_failure(error, path)
+        raise _Failure("internal", "error getting file info: %s" % error)
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise _Failure("already_exists", "directory already exists: %s" % path)
+        raise _Failure("invalid_argument", "path already exists but it is not a directory: %s" % path)
+    uid, gid = _user_ids(request["user"])
+    _ensure_directories(path, uid, gid)
     return _entry(path, _lstat_existing(path))
 
 
 def _move(request):
     source = request["source"]
     destination = request["destination"]
-    source_info = _lstat_existing(source)
+    uid, gid = _user_ids(request["user"])
+    _ensure_directories(os.path.dirname(destination), uid, gid)
     try:
-        parent = os.path.dirname(destination)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        try:
-            os.rename(source, destination)
-        except OSError as error:
-            if error.errno != errno.EXDEV:
-                raise
-            # Another filesystem: copy, then remove the source (what mv does).
-            if stat.S_ISDIR(source_info.st_mode):
-                shutil.copytree(source, destination, symlinks=True)
-                shutil.rmtree(source)
-            else:
-                shutil.copy2(source, destination, follow_symlinks=False)
-                os.unlink(source)
+        os.rename(source, destination)
+    except FileNotFoundError as error:
+        raise _Failure("not_found", "source file not found: %s" % error)
     except OSError as error:
-        raise _os_failure(error, "%s -> %s" % (source, destination))
+        raise _Failure("internal", "error renaming: %s" % error)
     return _entry(destination, _lstat_existing(destination))
 
 
 def _remove(request):
+    # os.RemoveAll: recursive, and a missing path is not an error.
     path = request["path"]
-    info = _lstat_existing(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise _Failure("internal", "error removing file or directory: %s" % error)
     try:
         if stat.S_ISDIR(info.st_mode):
-            failures = []
-            # Like rm -rf: keep removing what can be removed, report the first failure.
-            shutil.rmtree(path, onerror=lambda function, failed_path, details: failures.append((details[1], failed_path)))
-            if failures:
-                error, failed_path = failures[0]
-                if isinstance(error, OSError):
-                    raise _os_failure(error, failed_path)
-                raise _Failure("internal", str(error))
+            shutil.rmtree(path)
         else:
             os.unlink(path)
     except FileNotFoundError:
         pass
     except OSError as error:
-        raise _os_failure(error, path)
+        raise _Failure("internal", "error removing file or directory: %s" % error)
     return {}
 
 

@@ -1,8 +1,9 @@
 /**
  * Client side of the persistent filesystem helper (see
- * filesystem-helper-script.ts): one `python3` process per sandbox per user,
- * started lazily with one long-lived `docker exec` as that user, so envd
- * filesystem RPCs cost a syscall instead of a `docker exec` each.
+ * filesystem-helper-script.ts): one `python3` process per sandbox, running as
+ * root like envd, started lazily with one long-lived `docker exec`, so envd
+ * filesystem RPCs cost a syscall instead of a `docker exec` each. The
+ * requesting user goes with each request: it owns what mkdir and move create.
  */
 import { startExec, type RunningExec } from "./docker-exec.js";
 import { ConnectProtocolError, type ConnectErrorCode } from "./connect-protocol.js";
@@ -58,7 +59,7 @@ class FilesystemHelper {
   ) {}
 
   /** Sends one request; responses are matched by id, so concurrent requests are safe. */
-  async request(request: FilesystemHelperRequest): Promise<unknown> {
+  async request(request: FilesystemHelperRequest & { user: string }): Promise<unknown> {
     if (this.unavailable !== undefined) throw new FilesystemHelperUnavailableError(this.unavailable);
     if (this.closed || this.sandbox.gone) throw new ConnectProtocolError("unavailable", "the sandbox is gone");
     let running = await this.ensureStarted();
@@ -176,20 +177,20 @@ class FilesystemHelper {
   }
 }
 
-/** The filesystem helpers of one sandbox, one per user. */
+/** The filesystem helper of one sandbox (root, like envd). */
 export class FilesystemHelperRegistry {
   private readonly helpers = new Map<string, FilesystemHelper>();
 
   constructor(private readonly sandbox: ContainerSandbox) {}
 
-  /** Runs a request as `user` through that user's helper (started on first use, restarted if it died). */
+  /** Runs a request for `user` through the sandbox's root helper (started on first use, restarted if it died). */
   request(user: string, request: FilesystemHelperRequest): Promise<unknown> {
-    let helper = this.helpers.get(user);
+    let helper = this.helpers.get("root");
     if (!helper) {
-      helper = new FilesystemHelper(this.sandbox, user);
-      this.helpers.set(user, helper);
+      helper = new FilesystemHelper(this.sandbox, "root");
+      this.helpers.set("root", helper);
     }
-    return helper.request(request);
+    return helper.request({ ...request, user });
   }
 
   /** Called when the sandbox dies. */

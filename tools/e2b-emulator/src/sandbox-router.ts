@@ -35,6 +35,7 @@ export async function handleSandboxRequest(
     sendRestError(response, 502, `The sandbox ${sandboxId} was not found`);
     return;
   }
+  sandbox.track(response);
   const port = Number(request.headers["e2b-sandbox-port"] ?? ENVD_PORT);
   if (port === CODE_INTERPRETER_PORT) {
     await handleCodeInterpreterRequest(sandbox, url, request, response);

@@ -29,8 +29,11 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     expect(second.text).toBe("42");
     const none = await sandbox.runCode("x = None\nx");
     expect(none.results).toEqual([]);
+    // The real server strips one pair of enclosing quotes from text/plain (api/models/result.py).
     const text = await sandbox.runCode("'quoted'");
-    expect(text.text).toBe("'quoted'");
+    expect(text.text).toBe("quoted");
+    expect((await sandbox.runCode("\"it's\"")).text).toBe("it's");
+    expect((await sandbox.runCode("['a', 'b']")).text).toBe("['a', 'b']");
   });
 
   it("streams stderr, honours env vars and reports errors with name, value and traceback", async () => {
@@ -55,9 +58,9 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     expect(first.language).toBe("python");
     await sandbox.runCode("value = 'first'", { context: first });
     await sandbox.runCode("value = 'second'", { context: second });
-    expect((await sandbox.runCode("value", { context: first })).text).toBe("'first'");
-    expect((await sandbox.runCode("value", { context: second })).text).toBe("'second'");
-    expect((await sandbox.runCode("import os; os.getcwd()", { context: second })).text).toBe("'/tmp'");
+    expect((await sandbox.runCode("value", { context: first })).text).toBe("first");
+    expect((await sandbox.runCode("value", { context: second })).text).toBe("second");
+    expect((await sandbox.runCode("import os; os.getcwd()", { context: second })).text).toBe("/tmp");
     const isolated = await sandbox.runCode("value", {});
     expect(isolated.error?.name).toBe("NameError");
 
@@ -78,7 +81,7 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
       sandbox.runCode("import time\ntime.sleep(2)\n'left'", { context: left }),
       sandbox.runCode("import time\ntime.sleep(2)\n'right'", { context: right }),
     ]);
-    expect([a.text, b.text]).toEqual(["'left'", "'right'"]);
+    expect([a.text, b.text]).toEqual(["left", "right"]);
     expect(Date.now() - started).toBeLessThan(3_800);
     const [x, y] = await Promise.all([
       sandbox.runCode("shared = 1", { context: left }),
@@ -96,8 +99,29 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     expect(timedOut).toMatchObject({ name: "TimeoutError" });
     expect(Date.now() - started).toBeLessThan(10_000);
     const after = await sandbox.runCode("kept", { context });
-    expect(after.text).toBe("'state'");
+    expect(after.text).toBe("state");
     expect(after.error).toBeUndefined();
+  });
+
+  it("a kernel that dies mid-cell ends the execution with ContextRestarting and comes back without its state", async () => {
+    const context = await sandbox.createCodeContext();
+    await sandbox.runCode("kept = 1", { context });
+    const died = await sandbox.runCode("import os\nos._exit(3)", { context });
+    expect(died.error).toMatchObject({ name: "ContextRestarting", value: "Context was restarted" });
+    const after = await sandbox.runCode("kept", { context });
+    expect(after.error?.name).toBe("NameError");
+    expect((await sandbox.runCode("1 + 1", { context })).text).toBe("2");
+  });
+
+  it("a context restarted under a running cell ends it as the real server does (WebSocketError, then UnexpectedEndOfExecution)", async () => {
+    const context = await sandbox.createCodeContext();
+    const errors: string[] = [];
+    const running = sandbox.runCode("import time\ntime.sleep(60)", { context, onError: (error) => void errors.push(error.name) });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sandbox.restartCodeContext(context);
+    const execution = await running;
+    expect(errors).toEqual(["WebSocketError", "UnexpectedEndOfExecution"]);
+    expect(execution.error?.name).toBe("UnexpectedEndOfExecution");
   });
 
   it("refuses languages other than python", async () => {
@@ -108,7 +132,7 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     await sandbox.runCode("open('/home/user/from-python.txt', 'w').write('written by python')");
     expect(await sandbox.files.read("/home/user/from-python.txt")).toBe("written by python");
     const subprocess = await sandbox.runCode("import subprocess\nsubprocess.run(['echo', 'from subprocess'])\n'done'");
-    expect(subprocess.text).toBe("'done'");
+    expect(subprocess.text).toBe("done");
     expect(subprocess.logs.stdout.join("")).toBe("from subprocess\n");
     const fileDescriptorLevel = await sandbox.runCode("import os\nos.write(2, b'raw stderr\\n')\nos.system('echo from shell')");
     expect(fileDescriptorLevel.logs.stderr.join("")).toBe("raw stderr\n");

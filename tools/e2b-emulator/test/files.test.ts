@@ -52,7 +52,7 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
       expect(await sandbox.files.makeDir("/home/user/tree/inner")).toBe(false);
       await sandbox.files.write("/home/user/tree/one.txt", "1");
       const entries = await sandbox.files.list("/home/user/tree");
-      expect(entries.map((entry) => [entry.name, entry.type]).sort()).toEqual([
+      expect(entries.map((entry) => [entry.name, entry.type])).toEqual([
         ["inner", "dir"],
         ["one.txt", "file"],
       ]);
@@ -68,11 +68,41 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
       await expect(sandbox.files.list("/home/user/tree")).rejects.toMatchObject({ name: "FileNotFoundError" });
     });
 
-    it("honours the user: root can write where the default user cannot", async () => {
-      await expect(sandbox.files.write("/root/secret.txt", "x")).rejects.toThrow();
-      await sandbox.files.write("/root/secret.txt", "x", { user: "root" });
-      expect(await sandbox.files.read("/root/secret.txt", { user: "root" })).toBe("x");
-      expect((await sandbox.files.getInfo("/root/secret.txt", { user: "root" })).owner).toBe("root");
+    it("works as root like envd: writes anywhere, creates missing parents, and gives the file and new parents to the user", async () => {
+      await sandbox.files.write("/root/secret.txt", "x");
+      expect(await sandbox.files.read("/root/secret.txt")).toBe("x");
+      expect((await sandbox.files.getInfo("/root/secret.txt")).owner).toBe("user");
+      expect((await sandbox.files.getInfo("/root/secret.txt", { user: "root" })).owner).toBe("user");
+      await sandbox.files.write("/opt/new-parent/inner/file.txt", "y");
+      for (const path of ["/opt/new-parent", "/opt/new-parent/inner", "/opt/new-parent/inner/file.txt"]) {
+        expect((await sandbox.files.getInfo(path)).owner).toBe("user");
+      }
+      expect((await sandbox.files.getInfo("/opt")).owner).toBe("root");
+      await sandbox.files.write("/opt/as-root.txt", "z", { user: "root" });
+      expect((await sandbox.files.getInfo("/opt/as-root.txt")).owner).toBe("root");
+      // A file only root may read is read all the same (envd opens it as root).
+      expect(await sandbox.files.read("/etc/shadow")).toContain("root:");
+      await sandbox.commands.run("rm -rf /root/secret.txt /opt/new-parent /opt/as-root.txt", { user: "root" });
+    });
+
+    it("lists directories in lexical order, depth first, as envd's WalkDir does", async () => {
+      for (const name of ["b.txt", "a/z.txt", "c.txt", "a/b/y.txt", "B.txt"]) await sandbox.files.write(`/home/user/ordered/${name}`, name);
+      const listed = await sandbox.files.list("/home/user/ordered", { depth: 3 });
+      expect(listed.map((entry) => entry.path.replace("/home/user/ordered/", ""))).toEqual(["B.txt", "a", "a/b", "a/b/y.txt", "a/z.txt", "b.txt", "c.txt"]);
+      await sandbox.files.remove("/home/user/ordered");
+    });
+
+    it("reports symlinks as envd does (type of the target, fully resolved target path), follows them when listing, and removes a missing path quietly", async () => {
+      await sandbox.commands.run("mkdir -p /home/user/links/real && echo data > /home/user/links/real/f.txt && ln -sfn real /home/user/links/to-dir && ln -sfn real/f.txt /home/user/links/to-file && ln -sfn /nowhere /home/user/links/dangling");
+      expect(await sandbox.files.getInfo("/home/user/links/to-file")).toMatchObject({ type: "file", symlinkTarget: "/home/user/links/real/f.txt" });
+      expect(await sandbox.files.getInfo("/home/user/links/to-dir")).toMatchObject({ type: "dir", symlinkTarget: "/home/user/links/real" });
+      const dangling = await sandbox.files.getInfo("/home/user/links/dangling");
+      expect(dangling.type).toBeUndefined();
+      expect(dangling.symlinkTarget).toBe("/home/user/links/dangling");
+      expect((await sandbox.files.list("/home/user/links/to-dir")).map((entry) => entry.path)).toEqual(["/home/user/links/to-dir/f.txt"]);
+      await sandbox.files.remove("/home/user/links/missing");
+      await sandbox.files.remove("/home/user/links");
+      expect(await sandbox.files.exists("/home/user/links")).toBe(false);
     });
   });
 
