@@ -265,6 +265,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
         wait: () => finished,
         kill: () => adapter("kill a command", async () => {
           const outcome = await killWithinGrace(() => process.kill(), killGraceMs);
+          // A sandbox that is gone is reported as such (the sandbox-lost rule), not as an unverified kill.
+          if (!outcome.verified && SbxError.isInstance(outcome.error) && outcome.error.code === "SBX_SANDBOX_NOT_FOUND") throw outcome.error;
           if (!outcome.verified) throw new TimeoutError({ backend, timeoutMs: killGraceMs, killed: false, message: `sbx could not verify that the command was killed: ${outcome.detail}. Processes may survive in the sandbox; kill the sandbox to be sure.` });
         }),
         async writeStdin(data) {

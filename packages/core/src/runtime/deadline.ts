@@ -96,7 +96,7 @@ export async function settleWithinGrace<Value>(work: Promise<Value>, stopped: Pr
 /** How a kill request ended. */
 export type KillOutcome =
   | { readonly verified: true }
-  | { readonly verified: false; readonly detail: string };
+  | { readonly verified: false; readonly detail: string; /** The driver's rejection, when it rejected. */ readonly error?: unknown };
 
 /**
  * Calls a driver's `kill()` (which resolves only once the driver verified the process and its descendants are gone)
@@ -112,7 +112,7 @@ export async function killWithinGrace(kill: () => Promise<void>, graceMs: number
   const grace = cancellableDelay(graceMs);
   try {
     return await Promise.race([
-      attempt.then(() => ({ verified: true }) as const, (error: unknown) => ({ verified: false, detail: `the backend could not verify the kill: ${error instanceof Error ? error.message : String(error)}` }) as const),
+      attempt.then(() => ({ verified: true }) as const, (error: unknown) => ({ verified: false, error, detail: `the backend could not verify the kill: ${error instanceof Error ? error.message : String(error)}` }) as const),
       grace.promise.then(() => ({ verified: false, detail: `the backend did not confirm the kill within ${graceMs} ms` }) as const),
     ]);
   } finally {
