@@ -15,7 +15,9 @@ export type SbxErrorCode =
   | "SBX_PROVIDER"
   | "SBX_POLICY_NOT_ENFORCED"
   | "SBX_OUT_OF_MEMORY"
-  | "SBX_UNSUPPORTED_SPECIFICATION";
+  | "SBX_UNSUPPORTED_SPECIFICATION"
+  | "SBX_CREDENTIAL_ISSUE"
+  | "SBX_CREDENTIAL_REVOCATION";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

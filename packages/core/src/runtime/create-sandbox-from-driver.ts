@@ -6,6 +6,7 @@ import { AbortedError, CapabilityNotSupportedError, FileNotFoundError, InvalidAr
 import type { AuditRecord } from "../v1/audit.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { CapabilityName } from "../v1/capabilities.js";
+import type { CredentialAuditEntry } from "../v1/credentials.js";
 import { runCodeOptionsSchema, runCommandOptionsSchema, type ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxDriverV1, SandboxProviderV1, SpawnedProcess } from "../v1/provider.js";
 import type { CodeContext, CommandHandle, CommandResult, Execution, RunCodeOptions, RunCommandOptions, Sandbox, SandboxFiles } from "../v1/sandbox.js";
@@ -45,6 +46,8 @@ export interface SandboxContext {
   readonly target: string;
   /** The validated options. */
   readonly options: ResolvedCreateOptions;
+  /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
+  readonly credentials?: { auditEntries(): CredentialAuditEntry[] };
 }
 
 /**
@@ -425,6 +428,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       isolating: provider.isolating,
       policies: driver.audit.policies,
       environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
+      credentials: context.credentials?.auditEntries() ?? [],
       notes: [...(driver.audit.notes ?? [])],
     };
     // Redact the JSON-escaped form too: a secret with quotes, backslashes or control characters is escaped in the JSON text.
