@@ -77,6 +77,7 @@ export const CONTRACT_TEST_IDS = [
   "credentials.revoke-on-kill",
   "credentials.revoke-on-dispose",
   "credentials.revoke-on-lifetime",
+  "credentials.revoke-on-lost",
   "credentials.revoke-failure-reported",
 
   "audit.shape",

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { auditRecordSchema, credential, revokeOrphanedCredentials, type CredentialEvent, type CredentialRevokeRequest, type CredentialSourceInput } from "@sbx/core";
+import { auditRecordSchema, credential, isSbxError, revokeOrphanedCredentials, type CredentialEvent, type CredentialRevokeRequest, type CredentialSourceInput, type Sandbox } from "@sbx/core";
 import { expect } from "vitest";
 import { delay, describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
@@ -94,6 +94,22 @@ export function registerCredentialsTests(harness: ContractHarness): void {
     }
     expect(token.revoked).toHaveLength(1);
     expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoked", endReason: "lifetime" });
+  });
+
+  contractTest("credentials.revoke-on-lost", "a sandbox removed out of band (lost) has its credential revoked exactly once, at the first call that finds it gone", async (context) => {
+    // The hook is the lost-sandbox group's (`removeOutOfBand` in the contract options); read loosely so this group does not depend on it.
+    const removeOutOfBand = (harness.options as { removeOutOfBand?: (sandbox: Sandbox) => Promise<void> }).removeOutOfBand;
+    if (!removeOutOfBand) return context.skip("no removeOutOfBand hook in the contract options; the lost case is covered by @sbx/core's unit tests");
+    const token = recordingSource();
+    const sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source } });
+    await removeOutOfBand(sandbox);
+    const error = await sandbox.commands.run("echo still-there").then(() => null, (caught: unknown) => caught);
+    expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
+    expect(await eventually(() => token.revoked.length > 0, 30_000)).toBe(true);
+    expect(token.revoked.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "lost"]]);
+    await sandbox.kill();
+    expect(token.revoked).toHaveLength(1);
+    expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoked", endReason: "lost" });
   });
 
   contractTest("credentials.revoke-failure-reported", "a revocation that keeps failing is retried a bounded number of times, then kill() rejects with SBX_CREDENTIAL_REVOCATION and a later run revokes it", async () => {

@@ -70,11 +70,19 @@ export async function createSandboxWithCredentials(creation: CredentialedCreatio
     await credentials.revokeAll("create-failed");
     throw error;
   }
-  credentials.watchLifetime(creation.createStartedAt + options.timeoutMs);
-  return createSandboxFromDriver(withCredentials(driver, credentials), {
-    provider,
-    target: creation.target,
-    options: { ...options, secrets: { ...options.secrets, ...values } },
-    credentials,
-  });
+  try {
+    const sandbox = createSandboxFromDriver(withCredentials(driver, credentials), {
+      provider,
+      target: creation.target,
+      options: { ...options, secrets: { ...options.secrets, ...values } },
+      credentials,
+    });
+    credentials.watchLifetime(creation.createStartedAt + options.timeoutMs);
+    return sandbox;
+  } catch (error) {
+    // Core refused the sandbox after the credentials were issued (for example an issued value it cannot redact safely): nothing may leak.
+    await driver.destroy().catch(() => {});
+    await credentials.revokeAll("create-failed");
+    throw error;
+  }
 }

@@ -92,8 +92,11 @@ export const credentialSourceSchema = z.object({
    * crash. Default false: only the handle and the sandbox id are stored. Set it only when revoking needs the value.
    */
   persistValue: z.boolean().default(false),
-  /** Time limit of each `issue` call and each `revoke` attempt, in milliseconds. Default 10000. */
-  timeoutMs: z.number().int().min(1).max(600_000).default(10_000),
+  /**
+   * Time limit of each `issue` call and each `revoke` attempt, in milliseconds. Default 5000, so the default three
+   * attempts (with backoff) end within `kill()`'s own bound.
+   */
+  timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
   /** Revoke attempts before the failure is reported and the record kept for a later retry. Default 3. */
   revokeAttempts: z.number().int().min(1).max(10).default(3),
   /** Delay before the second attempt, doubled for each further one. Default 250 ms. */
