@@ -339,3 +339,15 @@ describe("scoped credentials: a dead host process's credentials", () => {
     expect(sandbox.closed).toBe(false);
   });
 });
+
+describe("scoped credentials: aborting creation", () => {
+  it("aborting createSandbox() while a credential is being issued stops the issue, destroys the sandbox and leaves no record", async () => {
+    const controller = new AbortController();
+    const token = tokenSource({ issue: () => new Promise<string>(() => controller.abort()) });
+    const provider = createMemoryProvider();
+    const error = await caught(() => createSandbox(provider, { signal: controller.signal, secrets: { GITHUB_TOKEN: token.source } }));
+    expect(isSbxError(error, "SBX_ABORTED")).toBe(true);
+    expect(provider.drivers[0]!.destroyCalls).toBe(1);
+    expect(await recordFiles()).toEqual([]);
+  });
+});

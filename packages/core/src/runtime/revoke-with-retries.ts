@@ -44,16 +44,23 @@ export function emitCredentialEvent(source: CredentialSource, event: CredentialE
 /** Runs `work` with a deadline, turning a hang into a rejection. */
 async function withDeadline<Result>(timeoutMs: number, outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<Result> | Result): Promise<Result> {
   const controller = new AbortController();
-  const onOuterAbort = () => controller.abort(outer?.reason);
-  outer?.addEventListener("abort", onOuterAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
+  let onOuterAbort = () => {};
+  // Settles at the deadline or when the caller aborts, even if `work` ignores its signal.
   const deadline = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
       const error = new Error(`did not finish within ${timeoutMs} ms`);
       controller.abort(error);
       reject(error);
     }, timeoutMs);
+    onOuterAbort = () => {
+      const error = new Error("aborted by the caller");
+      controller.abort(outer?.reason ?? error);
+      reject(error);
+    };
+    if (outer?.aborted) onOuterAbort();
   });
+  outer?.addEventListener("abort", onOuterAbort, { once: true });
   try {
     return await Promise.race([Promise.resolve().then(() => work(controller.signal)), deadline]);
   } finally {

@@ -1,4 +1,4 @@
-import { CredentialIssueError, CredentialRevocationError, SbxError, type FailedRevocation } from "../errors/index.js";
+import { AbortedError, CredentialIssueError, CredentialRevocationError, SbxError, type FailedRevocation } from "../errors/index.js";
 import { issuedCredentialSchema, type CredentialAuditEntry, type CredentialEndReason, type CredentialSource } from "../v1/credentials.js";
 import { credentialsFolder, currentOwner, recordFileName, removeRecord, writeRecord, type CredentialRecord } from "./credential-store.js";
 import { redactError, redactText } from "./guard.js";
@@ -73,6 +73,7 @@ export class SandboxCredentials {
       issued = await withDeadline(source.timeoutMs, signal, (issueSignal) => source.issue({ sandboxId: this.sandboxId, name, signal: issueSignal }));
     } catch (error) {
       await removeRecord(this.folder, recordFileName(this.sandboxId, name)).catch(() => {});
+      if (signal?.aborted) throw new AbortedError({ backend: this.options.backend, cause: signal.reason, message: `Creating the sandbox was aborted by the caller while credential ${name} was being issued; the sandbox was destroyed.` });
       fail(`Issuing credential ${name} (source ${source.id}) for sandbox ${this.sandboxId} failed: ${error instanceof Error ? error.message : String(error)}. The sandbox was destroyed.`, error);
     }
     const parsed = issuedCredentialSchema.safeParse(issued);
