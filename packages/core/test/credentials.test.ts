@@ -351,3 +351,44 @@ describe("scoped credentials: aborting creation", () => {
     expect(await recordFiles()).toEqual([]);
   });
 });
+
+describe("scoped credentials: who counts as the owner", () => {
+  async function writeOrphan(fields: Record<string, unknown>): Promise<void> {
+    await mkdir(recordsFolder(), { recursive: true, mode: 0o700 });
+    const record = { version: 1, sourceId: "owner-test", name: "TOKEN", sandboxId: "old-sandbox", backend: "memory", ownerPid: process.pid, ownerHost: hostname(), ownerStartTime: null, state: "live", recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: "h", value: null, revokeAttempts: 0, lastError: null, ...fields };
+    await writeFile(join(recordsFolder(), `${"c".repeat(40)}.json`), JSON.stringify(record), { mode: 0o600 });
+  }
+
+  it("a live pid that started at another time is a reused pid, not the owner: the record is revoked", async () => {
+    await writeOrphan({ ownerStartTime: "1" });
+    const revoked: CredentialRevokeRequest[] = [];
+    const source = credential({ id: "owner-test", issue: () => "unused", revoke: (request) => void revoked.push(request) });
+    const result = await revokeOrphanedCredentials({ sources: [source] });
+    expect(result.revoked.map((entry) => entry.sandboxId)).toEqual(["old-sandbox"]);
+    expect(revoked).toHaveLength(1);
+  });
+
+  it("a live owner (this process, same start time) keeps its record", async () => {
+    const { readFileSync } = await import("node:fs");
+    const stat = readFileSync(`/proc/${process.pid}/stat`, "utf8");
+    await writeOrphan({ ownerStartTime: stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] });
+    const source = credential({ id: "owner-test", issue: () => "unused", revoke: () => {} });
+    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 1 });
+    expect(await recordFiles()).toHaveLength(1);
+  });
+
+  it("two runs at once revoke a dead owner's credential once: the record is claimed by an atomic rename", async () => {
+    const child = spawn(process.execPath, ["-e", "0"]);
+    await new Promise((resolve) => child.on("exit", resolve));
+    await writeOrphan({ ownerPid: child.pid });
+    const revoked: CredentialRevokeRequest[] = [];
+    const source = credential({ id: "owner-test", issue: () => "unused", revoke: async (request) => {
+      revoked.push(request);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } });
+    const results = await Promise.all([revokeOrphanedCredentials({ sources: [source] }), revokeOrphanedCredentials({ sources: [source] })]);
+    expect(revoked).toHaveLength(1);
+    expect(results.map((result) => result.revoked.length).sort()).toEqual([0, 1]);
+    expect(await recordFiles()).toEqual([]);
+  });
+});

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { homedir, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,8 @@ export const credentialRecordSchema = z.object({
   backend: z.string(),
   ownerPid: z.number().int().positive(),
   ownerHost: z.string(),
+  /** The owner's start time (Linux `/proc/<pid>/stat` field 22), so a reused pid is not taken for the owner; null where unknown. */
+  ownerStartTime: z.string().nullable().default(null),
   /** `issuing`: `issue` was called and may have issued; `live`: issued; `revoke-failed`: every attempt failed. */
   state: z.enum(["issuing", "live", "revoke-failed"]),
   recordedAt: z.iso.datetime(),
@@ -51,9 +54,28 @@ export function recordFileName(sandboxId: string, name: string): string {
   return `${createHash("sha256").update(`${sandboxId}\0${name}`).digest("hex").slice(0, 40)}.json`;
 }
 
+/** A process's start time in clock ticks since boot, from Linux `/proc/<pid>/stat`; null where unavailable. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the parenthesised command name start at field 3; the start time is field 22.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** This process's identity as a record owner. */
-export function currentOwner(): { ownerPid: number; ownerHost: string } {
-  return { ownerPid: process.pid, ownerHost: hostname() };
+export function currentOwner(): { ownerPid: number; ownerHost: string; ownerStartTime: string | null } {
+  return { ownerPid: process.pid, ownerHost: hostname(), ownerStartTime: processStartTime(process.pid) };
+}
+
+/** True when the record's owner still runs: its pid is alive and, where known, started at the recorded time (not a reused pid). */
+export function ownerIsAlive(record: { ownerPid: number; ownerStartTime: string | null }): boolean {
+  if (!processIsAlive(record.ownerPid)) return false;
+  if (record.ownerStartTime === null) return true;
+  const startTime = processStartTime(record.ownerPid);
+  return startTime === null || startTime === record.ownerStartTime;
 }
 
 /** True when `pid` is a live process on this machine (EPERM means it exists but belongs to someone else). */

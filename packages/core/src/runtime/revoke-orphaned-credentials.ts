@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { InvalidArgumentError } from "../errors/index.js";
 import { isCredentialSource, type CredentialSource } from "../v1/credentials.js";
-import { claimRecord, credentialsFolder, defaultStateDirectory, listRecords, processIsAlive, removeRecord, writeRecord } from "./credential-store.js";
+import { claimRecord, credentialsFolder, defaultStateDirectory, listRecords, ownerIsAlive, processIsAlive, removeRecord, writeRecord } from "./credential-store.js";
 import { throwIfAborted } from "./guard.js";
 import { revokeWithRetries } from "./revoke-with-retries.js";
 
@@ -68,8 +68,7 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
       continue;
     }
     // A claimed record belongs to the claiming process while it lives; an unclaimed one to its owner, unless revocation already failed.
-    const responsible = stored.claimedBy ?? record.ownerPid;
-    const abandoned = stored.claimedBy !== null ? !processIsAlive(responsible) : record.state === "revoke-failed" || !processIsAlive(responsible);
+    const abandoned = stored.claimedBy !== null ? !processIsAlive(stored.claimedBy) : record.state === "revoke-failed" || !ownerIsAlive(record);
     if (!abandoned) {
       skipped++;
       continue;
