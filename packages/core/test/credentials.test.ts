@@ -18,6 +18,7 @@ import {
   type SpawnRequest,
   type SpawnedProcess,
 } from "../src/index.ts";
+import { processStartTime, recordFileName } from "../src/runtime/credential-store.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider, MemoryDriver } from "./support/memory-driver.ts";
 
@@ -329,13 +330,16 @@ describe("scoped credentials: a dead host process's credentials", () => {
     const child = spawn(process.execPath, ["-e", "0"]);
     await new Promise((resolve) => child.on("exit", resolve));
     await mkdir(recordsFolder(), { recursive: true, mode: 0o700 });
-    const record = (sourceId: string) => JSON.stringify({ version: 1, sourceId, name: "OLD", sandboxId: `old-${sourceId}`, backend: "memory", ownerPid: child.pid, ownerHost: hostname(), state: "live", recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: null, value: null, revokeAttempts: 0, lastError: null });
-    await writeFile(join(recordsFolder(), `${"a".repeat(40)}.json`), record("auto-source"), { mode: 0o600 });
-    await writeFile(join(recordsFolder(), `${"b".repeat(40)}.json`), record("someone-else"), { mode: 0o600 });
+    const record = (sourceId: string) => ({ version: 1 as const, sourceId, name: "OLD", sandboxId: `old-${sourceId}`, backend: "memory", ownerPid: child.pid!, ownerHost: hostname(), ownerStartTime: null, state: "live" as const, recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: null, value: null, revokeAttempts: 0, lastError: null });
+    await writeFile(join(recordsFolder(), recordFileName(record("auto-source"))), JSON.stringify(record("auto-source")), { mode: 0o600 });
+    await writeFile(join(recordsFolder(), recordFileName(record("someone-else"))), JSON.stringify(record("someone-else")), { mode: 0o600 });
     const token = tokenSource({ id: "auto-source" });
     await using sandbox = await createSandbox(createMemoryProvider(), { secrets: { GITHUB_TOKEN: token.source } });
     expect(token.revoked).toEqual([expect.objectContaining({ sandboxId: "old-auto-source", name: "OLD", reason: "orphaned", value: null })]);
-    expect((await recordFiles()).sort()).toEqual([`${"b".repeat(40)}.json`, expect.stringMatching(/^[0-9a-f]{40}\.json$/)].sort());
+    const files = await recordFiles();
+    expect(files).toHaveLength(2);
+    expect(files).toContain(recordFileName(record("someone-else")));
+    expect(files).toContain(recordFileName({ sourceId: "auto-source", sandboxId: sandbox.id, name: "GITHUB_TOKEN", ownerPid: process.pid, ownerStartTime: processStartTime(process.pid) }));
     expect(sandbox.closed).toBe(false);
   });
 });
@@ -356,7 +360,7 @@ describe("scoped credentials: who counts as the owner", () => {
   async function writeOrphan(fields: Record<string, unknown>): Promise<void> {
     await mkdir(recordsFolder(), { recursive: true, mode: 0o700 });
     const record = { version: 1, sourceId: "owner-test", name: "TOKEN", sandboxId: "old-sandbox", backend: "memory", ownerPid: process.pid, ownerHost: hostname(), ownerStartTime: null, state: "live", recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: "h", value: null, revokeAttempts: 0, lastError: null, ...fields };
-    await writeFile(join(recordsFolder(), `${"c".repeat(40)}.json`), JSON.stringify(record), { mode: 0o600 });
+    await writeFile(join(recordsFolder(), recordFileName(record as Parameters<typeof recordFileName>[0])), JSON.stringify(record), { mode: 0o600 });
   }
 
   it("a live pid that started at another time is a reused pid, not the owner: the record is revoked", async () => {

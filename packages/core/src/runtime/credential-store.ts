@@ -33,7 +33,15 @@ export const credentialRecordSchema = z.object({
 /** The durable record of one live credential. */
 export type CredentialRecord = z.output<typeof credentialRecordSchema>;
 
-const RECORD_FILE = /^([0-9a-f]{40})\.json(?:\.claimed-(\d+))?$/;
+/**
+ * `<source key>.<owner>.<record key>.json`, plus `.claimed-<pid>` while a process revokes it. The owner is
+ * `<pid>-<start time>` (`0-x` once the owner gave up after failed attempts), so a scan finds the records of given sources
+ * whose owner is gone from names alone, and reads only those.
+ */
+const RECORD_FILE = /^([0-9a-f]{16})\.(\d+)-(\d+|x)\.([0-9a-f]{40})\.json(?:\.claimed-(\d+))?$/;
+
+/** The owner part of a record name for a record no process owns any more (revocation failed; anyone may retry). */
+const ABANDONED_OWNER = { ownerPid: 0, ownerStartTime: null };
 
 /** The state folder: `SBX_STATE_DIR`, else `$XDG_STATE_HOME/sbx`, else `~/.local/state/sbx` (a per-user temp folder without a home). */
 export function defaultStateDirectory(environment: NodeJS.ProcessEnv = process.env): string {
@@ -49,9 +57,20 @@ export function credentialsFolder(stateDirectory: string): string {
   return join(stateDirectory, "credentials");
 }
 
-/** The record file of one credential (a hash, so sandbox ids and names need no escaping). */
-export function recordFileName(sandboxId: string, name: string): string {
-  return `${createHash("sha256").update(`${sandboxId}\0${name}`).digest("hex").slice(0, 40)}.json`;
+/** The key of a source id in record names. */
+export function sourceKey(sourceId: string): string {
+  return createHash("sha256").update(sourceId).digest("hex").slice(0, 16);
+}
+
+/** The record file of one credential: source key, owner (pid and start time), and a hash of sandbox id and name. */
+export function recordFileName(record: { sourceId: string; sandboxId: string; name: string; ownerPid: number; ownerStartTime: string | null }): string {
+  const recordKey = createHash("sha256").update(`${record.sandboxId}\0${record.name}`).digest("hex").slice(0, 40);
+  return `${sourceKey(record.sourceId)}.${record.ownerPid}-${record.ownerStartTime ?? "x"}.${recordKey}.json`;
+}
+
+/** The file name of a record once its owner gave up on it (revocation failed): any later process may retry it. */
+export function abandonedRecordFileName(record: CredentialRecord): string {
+  return recordFileName({ ...record, ...ABANDONED_OWNER });
 }
 
 /** A process's start time in clock ticks since boot, from Linux `/proc/<pid>/stat`; null where unavailable. */
@@ -88,8 +107,8 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
-/** Creates the folder (0700) and writes `record` atomically with mode 0600. */
-export async function writeRecord(folder: string, record: CredentialRecord, fileName = recordFileName(record.sandboxId, record.name)): Promise<void> {
+/** Creates the folder (0700) and writes `record` atomically with mode 0600, under `fileName` (default: its owner's name). */
+export async function writeRecord(folder: string, record: CredentialRecord, fileName = recordFileName(record)): Promise<void> {
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const temporary = join(folder, `.${fileName}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await open(temporary, "wx", 0o600);
@@ -113,20 +132,22 @@ export async function removeRecord(folder: string, fileName: string): Promise<vo
   await rm(join(folder, fileName), { force: true });
 }
 
-/** One record file found in the folder. */
+/** One record file found in the folder, described by its name (nothing read yet). */
 export interface StoredRecord {
-  /** The file name (`<hash>.json`, or `<hash>.json.claimed-<pid>` while a process works on it). */
+  /** The file name as found. */
   readonly fileName: string;
-  /** The canonical file name (`<hash>.json`). */
+  /** The canonical name, without a claim suffix. */
   readonly baseName: string;
+  /** The owner pid in the name (0: abandoned after failed revocation). */
+  readonly ownerPid: number;
+  /** The owner's start time in the name, or null. */
+  readonly ownerStartTime: string | null;
   /** The pid that claimed it, when claimed. */
   readonly claimedBy: number | null;
-  /** The parsed record, or null when unreadable. */
-  readonly record: CredentialRecord | null;
 }
 
-/** Lists the records in `folder` (none when it does not exist). */
-export async function listRecords(folder: string): Promise<StoredRecord[]> {
+/** Lists the records in `folder` belonging to `sourceIds` (none when the folder does not exist), from names only. */
+export async function listRecords(folder: string, sourceIds: readonly string[]): Promise<StoredRecord[]> {
   let names: string[];
   try {
     names = await readdir(folder);
@@ -134,23 +155,33 @@ export async function listRecords(folder: string): Promise<StoredRecord[]> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
+  const keys = new Set(sourceIds.map(sourceKey));
   const records: StoredRecord[] = [];
   for (const fileName of names) {
     const match = RECORD_FILE.exec(fileName);
-    if (!match) continue;
-    let record: CredentialRecord | null = null;
-    try {
-      const parsed = credentialRecordSchema.safeParse(JSON.parse(await readFile(join(folder, fileName), "utf8")));
-      record = parsed.success ? parsed.data : null;
-    } catch {
-      record = null;
-    }
-    records.push({ fileName, baseName: `${match[1]}.json`, claimedBy: match[2] ? Number(match[2]) : null, record });
+    if (!match || !keys.has(match[1]!)) continue;
+    records.push({
+      fileName,
+      baseName: fileName.replace(/\.claimed-\d+$/, ""),
+      ownerPid: Number(match[2]),
+      ownerStartTime: match[3] === "x" ? null : match[3]!,
+      claimedBy: match[5] ? Number(match[5]) : null,
+    });
   }
   return records;
 }
 
-/** Claims a record for this process by renaming it; false when another process got it first. */
+/** Reads and validates one record; null when it is gone or unreadable. */
+export async function readRecord(folder: string, fileName: string): Promise<CredentialRecord | null> {
+  try {
+    const parsed = credentialRecordSchema.safeParse(JSON.parse(await readFile(join(folder, fileName), "utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Claims a record for this process by renaming it; null when another process got it first. */
 export async function claimRecord(folder: string, stored: StoredRecord): Promise<string | null> {
   const claimed = `${stored.baseName}.claimed-${process.pid}`;
   try {

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { InvalidArgumentError } from "../errors/index.js";
 import { isCredentialSource, type CredentialSource } from "../v1/credentials.js";
-import { claimRecord, credentialsFolder, defaultStateDirectory, listRecords, ownerIsAlive, processIsAlive, removeRecord, writeRecord } from "./credential-store.js";
+import { abandonedRecordFileName, claimRecord, credentialsFolder, defaultStateDirectory, listRecords, ownerIsAlive, processIsAlive, readRecord, removeRecord, writeRecord } from "./credential-store.js";
 import { throwIfAborted } from "./guard.js";
 import { revokeWithRetries } from "./revoke-with-retries.js";
 
@@ -37,7 +37,7 @@ export interface RevokeOrphanedCredentialsResult {
   readonly revoked: readonly OrphanedCredential[];
   /** Still unrevoked after the bounded retries; their records are kept for the next run. */
   readonly failed: readonly OrphanedCredential[];
-  /** Records left alone: owner still alive, another host's, another source's, or unreadable. */
+  /** Records of these sources left alone: owner still alive, claimed by a live process, another host's, or unreadable. */
   readonly skipped: number;
 }
 
@@ -59,17 +59,24 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
   const revoked: OrphanedCredential[] = [];
   const failed: OrphanedCredential[] = [];
   let skipped = 0;
-  for (const stored of await listRecords(folder)) {
+  const liveness = new Map<string, boolean>();
+  const ownerAlive = (ownerPid: number, ownerStartTime: string | null) => {
+    const key = `${ownerPid}-${ownerStartTime}`;
+    if (!liveness.has(key)) liveness.set(key, ownerIsAlive({ ownerPid, ownerStartTime }));
+    return liveness.get(key)!;
+  };
+  for (const stored of await listRecords(folder, [...sources.keys()])) {
     throwIfAborted(options.signal);
-    const record = stored.record;
-    const source = record ? sources.get(record.sourceId) : undefined;
-    if (!record || !source || record.ownerHost !== here) {
+    // Decided from the name: a claim belongs to the claiming process while it lives; an owner's record to its owner; an abandoned one (owner 0) to anyone.
+    const abandoned = stored.claimedBy !== null ? !processIsAlive(stored.claimedBy) : stored.ownerPid === 0 || !ownerAlive(stored.ownerPid, stored.ownerStartTime);
+    if (!abandoned) {
       skipped++;
       continue;
     }
-    // A claimed record belongs to the claiming process while it lives; an unclaimed one to its owner, unless revocation already failed.
-    const abandoned = stored.claimedBy !== null ? !processIsAlive(stored.claimedBy) : record.state === "revoke-failed" || !ownerIsAlive(record);
-    if (!abandoned) {
+    const record = await readRecord(folder, stored.fileName);
+    const source = record ? sources.get(record.sourceId) : undefined;
+    // A pid says nothing about another machine's processes: only abandoned records of other hosts are taken.
+    if (!record || !source || (record.ownerHost !== here && stored.ownerPid !== 0)) {
       skipped++;
       continue;
     }
@@ -87,7 +94,8 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
       await removeRecord(folder, claimed);
       revoked.push(entry);
     } else {
-      await writeRecord(folder, { ...record, state: "revoke-failed", revokeAttempts: record.revokeAttempts + outcome.attempts, lastError: outcome.error }, stored.baseName);
+      const kept = { ...record, state: "revoke-failed" as const, revokeAttempts: record.revokeAttempts + outcome.attempts, lastError: outcome.error };
+      await writeRecord(folder, kept, abandonedRecordFileName(kept));
       await removeRecord(folder, claimed);
       failed.push(entry);
     }

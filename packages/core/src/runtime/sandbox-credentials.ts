@@ -1,6 +1,6 @@
 import { AbortedError, CredentialIssueError, CredentialRevocationError, SbxError, type FailedRevocation } from "../errors/index.js";
 import { issuedCredentialSchema, type CredentialAuditEntry, type CredentialEndReason, type CredentialSource } from "../v1/credentials.js";
-import { credentialsFolder, currentOwner, recordFileName, removeRecord, writeRecord, type CredentialRecord } from "./credential-store.js";
+import { abandonedRecordFileName, credentialsFolder, currentOwner, recordFileName, removeRecord, writeRecord, type CredentialRecord } from "./credential-store.js";
 import { redactError, redactText } from "./guard.js";
 import { emitCredentialEvent, revokeWithRetries, withDeadline } from "./revoke-with-retries.js";
 
@@ -72,7 +72,7 @@ export class SandboxCredentials {
     try {
       issued = await withDeadline(source.timeoutMs, signal, (issueSignal) => source.issue({ sandboxId: this.sandboxId, name, signal: issueSignal }));
     } catch (error) {
-      await removeRecord(this.folder, recordFileName(this.sandboxId, name)).catch(() => {});
+      await removeRecord(this.folder, recordFileName(record)).catch(() => {});
       if (signal?.aborted) throw new AbortedError({ backend: this.options.backend, cause: signal.reason, message: `Creating the sandbox was aborted by the caller while credential ${name} was being issued; the sandbox was destroyed.` });
       fail(`Issuing credential ${name} (source ${source.id}) for sandbox ${this.sandboxId} failed: ${error instanceof Error ? error.message : String(error)}. The sandbox was destroyed.`, error);
     }
@@ -115,13 +115,12 @@ export class SandboxCredentials {
     if (tracked.issuedAt === null) return null;
     tracked.endReason = reason;
     tracked.outcome = "revoking";
-    const fileName = recordFileName(this.sandboxId, tracked.name);
     const outcome = await revokeWithRetries({ source: tracked.source, name: tracked.name, sandboxId: this.sandboxId, value: tracked.value, handle: tracked.handle, reason, secretValues: this.secretValues() });
     tracked.revokeAttempts = outcome.attempts;
     if (outcome.revoked) {
       tracked.outcome = "revoked";
       tracked.revokedAt = new Date().toISOString();
-      await removeRecord(this.folder, fileName).catch((error: unknown) => {
+      if (tracked.record) await removeRecord(this.folder, recordFileName(tracked.record)).catch((error: unknown) => {
         process.emitWarning(`sbx: credential ${tracked.name} was revoked but its record could not be removed (${error instanceof Error ? error.message : String(error)}); a later revokeOrphanedCredentials() will revoke it again.`, { code: "SBX_CREDENTIAL_RECORD" });
       });
       return null;
@@ -129,7 +128,10 @@ export class SandboxCredentials {
     tracked.outcome = "revoke-failed";
     tracked.error = outcome.error;
     if (tracked.record) {
-      await writeRecord(this.folder, { ...tracked.record, state: "revoke-failed", revokeAttempts: outcome.attempts, lastError: outcome.error }, fileName).catch(() => {});
+      // This process gives the record up: renamed to the abandoned owner, any later process with the source retries it.
+      const failed: CredentialRecord = { ...tracked.record, state: "revoke-failed", revokeAttempts: outcome.attempts, lastError: outcome.error };
+      const kept = await writeRecord(this.folder, failed, abandonedRecordFileName(failed)).then(() => true, () => false);
+      if (kept) await removeRecord(this.folder, recordFileName(tracked.record)).catch(() => {});
     }
     return { secretName: tracked.name, sourceId: tracked.source.id, attempts: outcome.attempts, message: outcome.error ?? "unknown failure" };
   }
