@@ -396,3 +396,14 @@ describe("scoped credentials: who counts as the owner", () => {
     expect(await recordFiles()).toEqual([]);
   });
 });
+
+describe("scoped credentials: expiry", () => {
+  it("an expiry returned by issue is recorded in the audit record and the durable record", async () => {
+    const expiresAt = new Date(Date.UTC(2030, 0, 1, 12, 0, 0));
+    const token = tokenSource({ issue: () => ({ value: "expiring-token-value", expiresAt }) });
+    await using sandbox = await createSandbox(createMemoryProvider(), { secrets: { TOKEN: token.source } });
+    expect(sandbox.audit().credentials![0]!.expiresAt).toBe("2030-01-01T12:00:00.000Z");
+    const [file] = await recordFiles();
+    expect(JSON.parse(await readFile(join(recordsFolder(), file!), "utf8")).expiresAt).toBe("2030-01-01T12:00:00.000Z");
+  });
+});
