@@ -102,14 +102,19 @@ export function registerCredentialsTests(harness: ContractHarness): void {
     if (!removeOutOfBand) return context.skip("no removeOutOfBand hook in the contract options; the lost case is covered by @sbx/core's unit tests");
     const token = recordingSource();
     const sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source } });
-    await removeOutOfBand(sandbox);
-    const error = await sandbox.commands.run("echo still-there").then(() => null, (caught: unknown) => caught);
-    expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
-    expect(await eventually(() => token.revoked.length > 0, 30_000)).toBe(true);
-    expect(token.revoked.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "lost"]]);
-    await sandbox.kill();
-    expect(token.revoked).toHaveLength(1);
-    expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoked", endReason: "lost" });
+    try {
+      await removeOutOfBand(sandbox);
+      const error = await sandbox.commands.run("echo still-there").then(() => null, (caught: unknown) => caught);
+      expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
+      expect(await eventually(() => token.revoked.length > 0, 30_000)).toBe(true);
+      expect(token.revoked.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "lost"]]);
+      await sandbox.kill();
+      expect(token.revoked).toHaveLength(1);
+      expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoked", endReason: "lost" });
+    } finally {
+      // A failed assertion must not leave a live credential (and its record) behind.
+      if (!sandbox.closed) await sandbox.kill().catch(() => {});
+    }
   });
 
   contractTest("credentials.revoke-failure-reported", "a revocation that keeps failing is retried a bounded number of times, then kill() rejects with SBX_CREDENTIAL_REVOCATION and a later run revokes it", async () => {
