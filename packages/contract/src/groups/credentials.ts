@@ -126,24 +126,31 @@ export function registerCredentialsTests(harness: ContractHarness): void {
         throw new Error(`token service unavailable while revoking ${value}`);
       },
     });
-    const sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source } });
-    const value = token.issued[0]!.value;
-    const error = await expectSbxError(() => sandbox.kill(), "SBX_CREDENTIAL_REVOCATION");
-    expect(sandbox.closed).toBe(true);
-    expect(attempts).toBe(2);
-    expect((error as unknown as { failures: unknown[] }).failures).toEqual([{ secretName: NAME, sourceId: token.source.id, attempts: 2, message: "token service unavailable while revoking [redacted]" }]);
-    expect(error.message).not.toContain(value);
-    expect(token.events.map((event) => event.type)).toEqual(["issued", "revoke-attempt-failed", "revoke-failed"]);
-    expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoke-failed", revokeAttempts: 2, revokedAt: null });
-    expect(JSON.stringify(sandbox.audit())).not.toContain(value);
-
-    // The durable record was kept: a later run with a working source of the same id revokes it, once.
+    // A working source with the same id: what a later run would pass to revokeOrphanedCredentials.
     const recovered: CredentialRevokeRequest[] = [];
     const working = credential({ id: token.source.id, issue: () => "unused", revoke: (request) => void recovered.push(request) });
-    const result = await revokeOrphanedCredentials({ sources: [working] });
-    expect(result.revoked.map((entry) => [entry.sandboxId, entry.name])).toEqual([[sandbox.id, NAME]]);
-    expect(recovered.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "orphaned"]]);
-    expect((await revokeOrphanedCredentials({ sources: [working] })).revoked).toEqual([]);
+    const sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source } });
+    try {
+      const value = token.issued[0]!.value;
+      const error = await expectSbxError(() => sandbox.kill(), "SBX_CREDENTIAL_REVOCATION");
+      expect(sandbox.closed).toBe(true);
+      expect(attempts).toBe(2);
+      expect((error as unknown as { failures: unknown[] }).failures).toEqual([{ secretName: NAME, sourceId: token.source.id, attempts: 2, message: "token service unavailable while revoking [redacted]" }]);
+      expect(error.message).not.toContain(value);
+      expect(token.events.map((event) => event.type)).toEqual(["issued", "revoke-attempt-failed", "revoke-failed"]);
+      expect(sandbox.audit().credentials![0]).toMatchObject({ outcome: "revoke-failed", revokeAttempts: 2, revokedAt: null });
+      expect(JSON.stringify(sandbox.audit())).not.toContain(value);
+
+      // The durable record was kept: a later run with a working source of the same id revokes it, once.
+      const result = await revokeOrphanedCredentials({ sources: [working] });
+      expect(result.revoked.map((entry) => [entry.sandboxId, entry.name])).toEqual([[sandbox.id, NAME]]);
+      expect(recovered.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "orphaned"]]);
+      expect((await revokeOrphanedCredentials({ sources: [working] })).revoked).toEqual([]);
+    } finally {
+      // A failed assertion must not leave the record behind in the state folder.
+      if (!sandbox.closed) await sandbox.kill().catch(() => {});
+      await revokeOrphanedCredentials({ sources: [working] }).catch(() => {});
+    }
   });
 }
 
