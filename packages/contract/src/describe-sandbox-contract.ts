@@ -3,6 +3,7 @@ import { registerAuditTests } from "./groups/audit.js";
 import { registerBackgroundCommandsTests } from "./groups/background.js";
 import { registerCommandsTests } from "./groups/commands.js";
 import { registerConcurrencyTests } from "./groups/concurrency.js";
+import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
 import { registerLifecycleTests } from "./groups/lifecycle.js";
 import { registerCapabilityManifestTests } from "./groups/manifest.js";
@@ -37,6 +38,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));
     describe("secrets", () => registerSecretsTests(harness));
+    describe("credentials", () => registerCredentialsTests(harness));
     describe("audit", () => registerAuditTests(harness));
     describe("mounts", () => registerMountsTests(harness));
     describe("limits", () => registerLimitsTests(harness));

@@ -6,6 +6,7 @@ export { describeFilesContract } from "./groups/files.js";
 export { describeRunCodeContract, describeCodeContextsContract } from "./groups/run-code.js";
 export { describeNetworkContract, defaultProbeCommand } from "./groups/network.js";
 export { describeSecretsContract } from "./groups/secrets.js";
+export { describeCredentialsContract } from "./groups/credentials.js";
 export { describeAuditContract } from "./groups/audit.js";
 export { describeMountsContract, describeLimitsContract, describeReconnectContract } from "./groups/policies.js";
 export { describeConcurrencyContract } from "./groups/concurrency.js";

@@ -73,6 +73,13 @@ export const CONTRACT_TEST_IDS = [
   "secrets.usable-not-leaked",
   "secrets.absent-from-errors",
 
+  "credentials.issue-once",
+  "credentials.revoke-on-kill",
+  "credentials.revoke-on-dispose",
+  "credentials.revoke-on-lifetime",
+  "credentials.revoke-on-lost",
+  "credentials.revoke-failure-reported",
+
   "audit.shape",
   "audit.environment-names",
 

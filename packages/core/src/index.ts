@@ -13,6 +13,9 @@ export { OutputCollector, TextChannel, DEFAULT_OUTPUT_LIMIT_BYTES } from "./runt
 export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-shot.js";
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 export { validate } from "./runtime/validate.js";
+export * from "./v1/credentials.js";
+export { revokeOrphanedCredentials, type RevokeOrphanedCredentialsOptions, type RevokeOrphanedCredentialsResult, type OrphanedCredential } from "./runtime/revoke-orphaned-credentials.js";
+export { defaultStateDirectory } from "./runtime/credential-store.js";
 /** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
 export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
 export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";

@@ -117,8 +117,8 @@ export class FakeDriver implements SandboxDriverV1 {
     }
   }
 
-  private record(kind: "command" | "runCode" | "createCodeContext" | "file" | "kill", operation: string, parameters: Record<string, unknown>): void {
-    this.config.calls.add(kind, this.id, operation, parameters, this.secrets);
+  private record(kind: "command" | "runCode" | "createCodeContext" | "file" | "kill", operation: string, parameters: Record<string, unknown>, extraSecrets: readonly string[] = []): void {
+    this.config.calls.add(kind, this.id, operation, parameters, [...this.secrets, ...extraSecrets]);
   }
 
   private ensureAvailable(): void {
@@ -135,7 +135,7 @@ export class FakeDriver implements SandboxDriverV1 {
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
     this.ensureAvailable();
-    this.record("command", "spawn", { command: request.command, cwd: request.cwd, env: request.env, stdin: request.stdin });
+    this.record("command", "spawn", { command: request.command, cwd: request.cwd, env: request.env, stdin: request.stdin }, request.secretValues);
     this.config.faults.takeCommandTimeout();
     const pid = String(this.nextPid++);
     const controller = new AbortController();

@@ -17,7 +17,10 @@ export type SbxErrorCode =
   | "SBX_OUT_OF_MEMORY"
   | "SBX_UNSUPPORTED_SPECIFICATION"
   | "SBX_FILE_TOO_LARGE"
-  | "SBX_CALLBACK_FAILED";
+  | "SBX_CALLBACK_FAILED"
+
+  | "SBX_CREDENTIAL_ISSUE"
+  | "SBX_CREDENTIAL_REVOCATION";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

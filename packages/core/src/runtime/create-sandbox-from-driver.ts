@@ -5,6 +5,7 @@ import { AbortedError, CapabilityNotSupportedError, FileTooLargeError, InvalidAr
 import type { AuditRecord } from "../v1/audit.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { CapabilityName } from "../v1/capabilities.js";
+import type { CredentialAuditEntry } from "../v1/credentials.js";
 import { runCodeOptionsSchema, runCommandOptionsSchema, type ResolvedCreateOptions } from "../v1/options.js";
 import type { DriverExecution, SandboxDriverV1, SandboxProviderV1, SpawnedProcess } from "../v1/provider.js";
 import type { CodeContext, CommandHandle, CommandResult, Execution, FileReadOptions, RunCodeOptions, RunCommandOptions, Sandbox, SandboxFiles } from "../v1/sandbox.js";
@@ -35,6 +36,8 @@ export interface SandboxContext {
   readonly killGraceMs?: number;
   /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
   readonly destroyTimeoutMs?: number;
+  /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
+  readonly credentials?: { auditEntries(): CredentialAuditEntry[] };
 }
 
 /**
@@ -560,6 +563,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       isolating: provider.isolating,
       policies: driver.audit.policies,
       environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
+      credentials: context.credentials?.auditEntries() ?? [],
       notes: [...(driver.audit.notes ?? [])],
     };
     // Structured values are redacted (every form of every secret), never the JSON text, so no secret value can corrupt

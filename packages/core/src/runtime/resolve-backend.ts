@@ -7,7 +7,9 @@ import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
 import type { BackendStatus, SandboxProviderV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
+import type { CredentialSource } from "../v1/credentials.js";
 import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
+import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { validate } from "./validate.js";
 
@@ -122,12 +124,13 @@ function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: Resolve
   }
 }
 
-function parseOptions(options: CreateSandboxOptions | undefined): { resolved: ResolvedCreateOptions; signal: AbortSignal | undefined } {
+function parseOptions(options: CreateSandboxOptions | undefined): { resolved: ResolvedCreateOptions; signal: AbortSignal | undefined; credentials: Map<string, CredentialSource> } {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new InvalidArgumentError({ field: "options", message: "Invalid options: expected an object." });
   }
-  const { signal, ...resolved } = validate(createSandboxOptionsSchema, options ?? {}, "options");
-  return { resolved, signal };
+  const split = splitCredentialSources(options ?? {});
+  const { signal, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
+  return { resolved, signal, credentials: split.sources };
 }
 
 /**
@@ -137,7 +140,7 @@ function parseOptions(options: CreateSandboxOptions | undefined): { resolved: Re
  * A provider object may be passed instead of a string.
  */
 export async function createSandbox(target: string | SandboxProviderV1 = "auto", options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal } = parseOptions(options);
+  const { resolved, signal, credentials } = parseOptions(options);
   throwIfAborted(signal);
   let provider: SandboxProviderV1;
   let providerTarget = "";
@@ -150,14 +153,18 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
     providerTarget = parsed.target;
   }
   refuseUnsupportedPolicies(provider, resolved);
+  if (credentials.size > 0) await revokeOrphansBeforeIssuing(credentials, signal);
   const secrets = Object.values(resolved.secrets);
+  const createStartedAt = Date.now();
   const driver = await callAdapter(provider.backend, "create a sandbox", secrets, () => provider.create({ target: providerTarget, options: resolved, signal }));
+  if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
   return createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved });
 }
 
 /** Attaches to a live sandbox by id (needs `RECONNECT`). `target` names the backend, for example `"docker://"`. */
 export async function connectSandbox(target: string | SandboxProviderV1, sandboxId: string, options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal } = parseOptions(options);
+  const { resolved, signal, credentials } = parseOptions(options);
+  if (credentials.size > 0) throw new InvalidArgumentError({ field: `options.secrets.${[...credentials.keys()][0]}`, message: "Invalid options.secrets: credential() sources are issued by createSandbox() for the sandbox it creates; connectSandbox() does not issue or revoke them. Pass the value as a plain secret." });
   if (typeof sandboxId !== "string" || sandboxId.length === 0) throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
   if (typeof target !== "string" && (typeof target !== "object" || target === null)) throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://\" or a provider object." });
   const provider = typeof target === "string" ? await loadProvider(parseTarget(target).scheme, resolved.settings) : checkProvider(target);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { credentialAuditEntrySchema, type CredentialAuditEntry } from "./credentials.js";
 
 /** How one policy was handled: what the caller asked for, what the backend applied, and how it is enforced. */
 export interface PolicyRecord<Value = unknown> {
@@ -43,6 +44,8 @@ export interface AuditRecord {
   readonly environment: { readonly variables: readonly string[]; readonly secrets: readonly string[] };
   /** Anything else worth knowing, for example engine warnings. */
   readonly notes: readonly string[];
+  /** Scoped credentials (see `credential()`): name, source, issue and revoke times, outcome. Never values. Absent in records from before credentials existed. */
+  readonly credentials?: readonly CredentialAuditEntry[];
 }
 
 const policyRecordSchema = z.object({ requested: z.unknown(), applied: z.unknown(), enforcement: z.string().min(1) });
@@ -66,4 +69,5 @@ export const auditRecordSchema = z.object({
   }).catchall(policyRecordSchema),
   environment: z.object({ variables: z.array(z.string()), secrets: z.array(z.string()) }),
   notes: z.array(z.string()),
+  credentials: z.array(credentialAuditEntrySchema).optional(),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { CredentialSource } from "./credentials.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
 export const networkPolicySchema = z.object({
@@ -75,8 +76,11 @@ export interface CreateSandboxOptions {
   timeoutMs?: number;
   /** Environment variables for every command and code run. Recorded by name in the audit record. */
   env?: Record<string, string>;
-  /** Like `env`, but the values never appear in the audit record, error messages or logs. */
-  secrets?: Record<string, string>;
+  /**
+   * Like `env`, but the values never appear in the audit record, error messages or logs. A value made by
+   * `credential()` is a scoped credential: issued for this sandbox once it exists and revoked when it ends.
+   */
+  secrets?: Record<string, string | CredentialSource>;
   /** Resource limits (needs `RESOURCE_LIMITS`). Default: the backend's own defaults, recorded in the audit record. */
   limits?: ResourceLimits;
   /** Labels attached to the sandbox (backend permitting), for listing and sweeping. */

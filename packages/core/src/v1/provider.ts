@@ -75,6 +75,11 @@ export interface SpawnRequest {
   readonly onStdout: (chunk: Uint8Array) => void;
   /** Called with each stderr chunk in arrival order. Never throws. */
   readonly onStderr: (chunk: Uint8Array) => void;
+  /**
+   * Secret values in `env` that were not in `options.secrets` at create (issued credentials, known only after the
+   * sandbox existed). Adapters that record or log requests must redact them like `options.secrets`. Optional.
+   */
+  readonly secretValues?: readonly string[];
 }
 
 /** A started process. */
