@@ -19,7 +19,8 @@ import type { CallRecord } from "./call-record.js";
 import { createEgressFetch } from "./egress-fetch.js";
 import type { FaultInjector } from "./fault-injector.js";
 import { handlerMatches, type ResolvedFakeSettings } from "./fake-settings.js";
-import type { PythonEntry, PythonRoot, PythonRuntime } from "./python-runtime.js";
+import type { PythonInterpreters } from "./python-interpreters.js";
+import type { PythonEntry, PythonRoot } from "./python-runtime.js";
 
 /** Exit code reported for a killed command: 128 + SIGKILL. */
 const KILLED_EXIT_CODE = 137;
@@ -32,7 +33,7 @@ export interface FakeDriverOptions {
   readonly statefulCode: boolean;
   readonly calls: CallRecord;
   readonly faults: FaultInjector;
-  readonly python: () => PythonRuntime;
+  readonly python: () => PythonInterpreters;
   readonly audit: DriverAudit;
   readonly onDestroyed: (id: string) => void;
 }
