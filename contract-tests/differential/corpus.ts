@@ -248,6 +248,20 @@ export const CORPUS: readonly CorpusEntry[] = [
   shell("background.wait-status", "(exit 3) &\nwait\necho rc=$?"),
   shell("background.variable-seen", "x=visible\n(echo job sees $x) &\nwait"),
   shell("background.file", "(echo written > bg.txt) &\nwait\ncat bg.txt"),
+  // Traps (top-level EXIT traps run when the script ends).
+  shell("trap.exit", "trap 'echo bye' EXIT; echo hi"),
+  shell("trap.function-cleanup", "cleanup() { echo cleaning up; }\ntrap cleanup EXIT\necho working\nexit 3"),
+  shell("trap.status-in-handler", "trap 'echo status=$?' EXIT; false"),
+  shell("trap.reset", "trap 'echo never' EXIT; trap - EXIT; echo reset"),
+  shell("trap.set-e", "set -e; trap 'echo trapped' EXIT; false; echo unreachable"),
+  shell("trap.in-subshell", "(trap 'echo sub-exit' EXIT; echo in-sub); echo after"),
+  // Bytes: what reaches stdout when output is not text.
+  shell("bytes.printf-utf8-escapes", "printf '\\303\\251\\n'"),
+  shell("bytes.printf-invalid-utf8", "printf '\\377\\376\\n'"),
+  shell("bytes.printf-high-octal-piped", "printf '\\377' | base64"),
+  shell("bytes.base64-roundtrip", "printf 'AAEC/w==' | base64 -d | base64"),
+  shell("bytes.binary-file-to-stdout", "printf 'AAEC/w==' | base64 -d > blob.bin; cat blob.bin"),
+  shell("bytes.python-binary-stdout", "python3 -c 'import sys; sys.stdout.buffer.write(bytes([0, 200, 255]))' | base64"),
   // Python one-shot through commands.
   shell("python.print", "python3 -c 'print(\"hello\")'"),
   shell("python.stdout-stderr", "python3 -c 'import sys; print(\"out\"); print(\"err\", file=sys.stderr)'"),

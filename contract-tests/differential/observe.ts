@@ -19,6 +19,16 @@ export type ObservedField = (typeof OBSERVED_FIELDS)[number];
 /** Which backend an entry runs on: the fake runs scripts as written (its shell is bash); Docker needs `bash -c` for bash entries. */
 export type BackendKind = "fake" | "docker";
 
+/** Whether bytes are valid UTF-8 (output that is not is compared byte for byte, as hex). */
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Single-quotes a string for sh. */
 export function shellQuote(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
@@ -49,7 +59,7 @@ export async function observe(sandbox: Sandbox, backend: BackendKind, entry: Cor
       outputLimitBytes: entry.outputLimitBytes,
     });
     return {
-      stdout: normalise(result.stdout, cwd),
+      stdout: isUtf8(result.stdoutBytes) ? normalise(result.stdout, cwd) : `bytes ${Buffer.from(result.stdoutBytes).toString("hex")}`,
       stderr: normalise(result.stderr, cwd),
       exitCode: result.exitCode,
       error: null,

@@ -7,6 +7,8 @@ const STREAM_MARKER_COMMAND = "__sbx_stream";
 const BACKGROUND_COMMAND = "__sbx_background";
 /** Replaces a top-level `wait`: waits for the script's jobs. Argument: token. */
 const WAIT_COMMAND = "__sbx_wait";
+/** Replaces a top-level `trap`: records the EXIT handler, run when the script ends. Arguments: token, trap's own. */
+const TRAP_COMMAND = "__sbx_trap";
 
 /** What `run` needs. */
 export interface ShellScriptRequest {
@@ -35,6 +37,15 @@ interface ScriptRun {
   /** Sources of the top-level background statements, by index, each preceded by the function definitions before it. */
   readonly jobSources: string[];
   readonly jobs: Array<Promise<number>>;
+  /** Top-level function definitions so far (the EXIT handler and jobs may call them). */
+  readonly functionSources: string[];
+  /** The EXIT trap's handler, or "" for none. */
+  exitTrap: string;
+}
+
+/** True for the names `trap` accepts for the shell's exit: EXIT, 0, SIGEXIT, in any case. */
+function isExitCondition(name: string): boolean {
+  return /^(?:sig)?exit$/i.test(name) || name === "0";
 }
 
 function literalWord(value: string) {
@@ -72,7 +83,8 @@ function isFunctionDefinition(statement: StatementNode): boolean {
  *    hands the bytes to the command's callbacks as each statement ends, with just-bash's own text/bytes marking;
  *  - a top-level `cmd &` becomes a command that starts the statement as a concurrent `exec` (with the variables and
  *    working directory of that moment and the functions defined before it), and a top-level `wait` waits for those
- *    jobs. Elsewhere `&` runs to completion in order (just-bash's behaviour).
+ *    jobs. Elsewhere `&` runs to completion in order (just-bash's behaviour);
+ *  - a top-level `trap '…' EXIT` (just-bash has no `trap`) records the handler, which runs when the script ends.
  */
 export class ShellScriptRunner {
   private readonly output: StatementOutputFileSystem;
@@ -99,6 +111,21 @@ export class ShellScriptRunner {
           for (let settled = 0; settled < run.jobs.length; settled++) status = await run.jobs[settled]!;
         }
         return { stdout: "", stderr: "", exitCode: args.length > 1 ? status : 0 };
+      }),
+      defineCommand(TRAP_COMMAND, async (args) => {
+        const run = this.runs.get(args[0] ?? "");
+        const rest = args.slice(1);
+        if (!run) return { stdout: "", stderr: "", exitCode: 0 };
+        if (rest.length === 0 || rest[0] === "-p") {
+          return { stdout: run.exitTrap ? `trap -- '${run.exitTrap.replaceAll("'", "'\\''")}' EXIT\n` : "", stderr: "", exitCode: 0 };
+        }
+        const [action, ...conditions] = rest[0] === "--" ? rest.slice(1) : rest;
+        // `trap EXIT` (one operand, a condition) resets it, like `trap - EXIT`.
+        const handler = conditions.length === 0 ? "-" : action!;
+        const targets = conditions.length === 0 ? [action!] : conditions;
+        // Only EXIT can fire in the fake (there are no signals); other conditions are accepted and never fire.
+        if (targets.some(isExitCondition)) run.exitTrap = handler === "-" ? "" : handler;
+        return { stdout: "", stderr: "", exitCode: 0 };
       }),
     ];
   }
@@ -129,8 +156,9 @@ export class ShellScriptRunner {
   }
 
   private wrapStatements(statements: readonly StatementNode[], run: ScriptRun): ScriptNode {
-    const functionSources: string[] = [];
-    const wrapped = statements.map((statement): StatementNode => {
+    const functionSources = run.functionSources;
+    const wrapped = statements.map((original): StatementNode => {
+      let statement = original;
       if (statement.background) {
         const source = serialize({ type: "Script", statements: [{ ...statement, background: false }] });
         run.jobSources.push([...functionSources, source].join("\n"));
@@ -141,6 +169,11 @@ export class ShellScriptRunner {
         return simpleCommandStatement(WAIT_COMMAND, args.length > 0 ? [run.token, "with-arguments"] : [run.token]);
       }
       if (isFunctionDefinition(statement)) functionSources.push(serialize({ type: "Script", statements: [statement] }));
+      if (simpleCommandName(statement) === "trap") {
+        const command = statement.pipelines[0]!.commands[0] as unknown as { name: unknown; args: unknown[] };
+        const replaced = { ...command, name: literalWord(TRAP_COMMAND), args: [literalWord(run.token), ...command.args] };
+        statement = { ...statement, pipelines: [{ ...statement.pipelines[0]!, commands: [replaced] }] } as unknown as StatementNode;
+      }
       return {
         type: "Statement",
         background: false,
@@ -182,6 +215,24 @@ export class ShellScriptRunner {
   }
 
   /**
+   * Runs the EXIT trap's handler after the script ended (normally, through `exit`, or `set -e`), with the script's
+   * final variables, working directory and top-level functions, and `$?` set to the script's status. The script's
+   * status stays the command's exit code.
+   */
+  private async runExitTrap(run: ScriptRun, status: number, env: Record<string, string>): Promise<void> {
+    const source = [...run.functionSources, `(exit ${status})`, run.exitTrap].join("\n");
+    run.exitTrap = "";
+    const result = await this.bash!.exec(`${STREAM_MARKER_COMMAND} ${run.token}; ${source}`, {
+      cwd: env.PWD ?? run.request.cwd,
+      env,
+      replaceEnv: true,
+      signal: run.request.signal,
+      rawScript: true,
+    });
+    this.emitLeftovers(run, result.stdout, result.stderr);
+  }
+
+  /**
    * Runs a script. Resolves with its exit status once the script's own statements end; background jobs may still be
    * running (the caller learns of them through `onJob`). Scripts that do not parse run unchanged (just-bash reports
    * the syntax error).
@@ -191,7 +242,7 @@ export class ShellScriptRunner {
     const token = crypto.randomUUID().replaceAll("-", "");
     const sink: OutputStreamSink = { onStdout: request.onStdout, onStderr: request.onStderr };
     const streams = this.output.open(token, sink);
-    const run: ScriptRun = { token, stdoutPath: streams.stdoutPath, stderrPath: streams.stderrPath, request, jobSources: [], jobs: [] };
+    const run: ScriptRun = { token, stdoutPath: streams.stdoutPath, stderrPath: streams.stderrPath, request, jobSources: [], jobs: [], functionSources: [], exitTrap: "" };
     this.runs.set(token, run);
     try {
       const result = await bash.exec(`${STREAM_MARKER_COMMAND} ${token}; ${request.script}`, {
@@ -203,6 +254,7 @@ export class ShellScriptRunner {
         rawScript: true,
       });
       this.emitLeftovers(run, result.stdout, result.stderr);
+      if (run.exitTrap && !request.signal.aborted) await this.runExitTrap(run, result.exitCode, result.env);
       return result.exitCode;
     } finally {
       // Jobs still running keep streaming into the run until they end.
