@@ -159,7 +159,7 @@ class FakeProvider implements FakeSandboxProvider {
       },
       notes: [
         NOT_A_SECURITY_BOUNDARY_NOTE,
-        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; scripts run one top-level statement at a time, so output streams per statement and a top-level '&' job runs in the background (elsewhere '&' runs in order).",
+        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; a script runs as one exec (shell state such as $?, PIPESTATUS and set -e/pipefail carries as in bash), its output streams per top-level statement, a top-level '&' job runs in the background (elsewhere '&' runs in order) and a top-level 'trap … EXIT' runs when the script ends. The shell is bash (Docker images run sh, often dash).",
         "Python in commands is just-bash's CPython (WebAssembly, no network); runCode outside a context uses one Pyodide interpreter shared by the process (loaded in the background when a sandbox is created), and every code context has a Pyodide interpreter of its own, so a run that cannot be interrupted loses only its context.",
         "Command output crosses from just-bash as strings with no mark of text or bytes: raw bytes that are not valid UTF-8 are recovered by a heuristic that can misread them when mixed with text in one statement; printf escapes above \\177 are written as characters and python3's binary stdout is decoded with replacement characters by the engine (see the fake's README).",
       ],
