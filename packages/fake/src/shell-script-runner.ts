@@ -80,7 +80,8 @@ function isFunctionDefinition(statement: StatementNode): boolean {
  * as in bash, while output still streams:
  *  - a transform (keyed by a marker statement, so nested `bash -c`/`source` scripts are left alone) wraps each
  *    top-level statement in `{ …; } >>stdout 2>>stderr`, where those two paths belong to a filesystem wrapper that
- *    hands the bytes to the command's callbacks as each statement ends, with just-bash's own text/bytes marking;
+ *    hands the output to the command's callbacks as each statement ends (turned into bytes per stream by
+ *    `OutputEncoder`, since just-bash marks no output as text or bytes);
  *  - a top-level `cmd &` becomes a command that starts the statement as a concurrent `exec` (with the variables and
  *    working directory of that moment and the functions defined before it), and a top-level `wait` waits for those
  *    jobs. Elsewhere `&` runs to completion in order (just-bash's behaviour);
