@@ -1,6 +1,5 @@
-import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type BashExecResult, type IFileSystem } from "just-bash";
-import { OutputEncoder } from "./output-encoder.js";
-import { runShellScript, statementDoneCommand } from "./shell-script-runner.js";
+import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type IFileSystem } from "just-bash";
+import { ShellScriptRunner } from "./shell-script-runner.js";
 import {
   FileNotFoundError,
   PathError,
@@ -20,7 +19,8 @@ import type { CallRecord } from "./call-record.js";
 import { createEgressFetch } from "./egress-fetch.js";
 import type { FaultInjector } from "./fault-injector.js";
 import { handlerMatches, type ResolvedFakeSettings } from "./fake-settings.js";
-import type { PythonEntry, PythonRoot, PythonRuntime } from "./python-runtime.js";
+import type { PythonInterpreters } from "./python-interpreters.js";
+import type { PythonEntry, PythonRoot } from "./python-runtime.js";
 
 /** Exit code reported for a killed command: 128 + SIGKILL. */
 const KILLED_EXIT_CODE = 137;
@@ -33,16 +33,15 @@ export interface FakeDriverOptions {
   readonly statefulCode: boolean;
   readonly calls: CallRecord;
   readonly faults: FaultInjector;
-  readonly python: () => PythonRuntime;
+  readonly python: () => PythonInterpreters;
   readonly audit: DriverAudit;
   readonly onDestroyed: (id: string) => void;
 }
 
 const encoder = new TextEncoder();
 
-function outputBytes(text: string, kind: BashExecResult["stdoutKind"]): Uint8Array {
-  return kind === "bytes" ? new Uint8Array(Buffer.from(text, "latin1")) : encoder.encode(text);
-}
+/** Exit status and message of a command whose working directory is missing: what `sh` prints on Docker (`cd -- "$cwd" || exit 126`). */
+const MISSING_WORKING_DIRECTORY_EXIT_CODE = 126;
 
 /** Turns a just-bash filesystem error (plain `Error("ENOENT: ...")`) into the matching sbx error. */
 function translateFileError(error: unknown, path: string): unknown {
@@ -66,6 +65,7 @@ export class FakeDriver implements SandboxDriverV1 {
   readonly audit: DriverAudit;
   readonly createCodeContext?: SandboxDriverV1["createCodeContext"];
   private readonly bash: Bash;
+  private readonly shell: ShellScriptRunner;
   private readonly fs: MountableFs;
   private readonly processes = new Set<SpawnedProcess>();
   private readonly contexts: string[] = [];
@@ -83,12 +83,13 @@ export class FakeDriver implements SandboxDriverV1 {
     this.secrets = Object.values(options.secrets).filter((value) => value.length > 0);
     this.fs = new MountableFs({ base: new InMemoryFs() });
     for (const mount of options.mounts) this.fs.mount(mount.sandboxPath, mountFilesystem(mount));
+    this.shell = new ShellScriptRunner(this.fs);
     this.bash = new Bash({
-      fs: this.fs,
+      fs: this.shell.fileSystem,
       cwd: this.workspace,
       env: { HOME: this.workspace, USER: "user", LANG: "C.UTF-8" },
       python: true,
-      customCommands: [statementDoneCommand],
+      customCommands: this.shell.commands,
       fetch: createEgressFetch(options.network),
       processInfo: { pid: 1, ppid: 0 },
       executionLimits: {
@@ -98,6 +99,7 @@ export class FakeDriver implements SandboxDriverV1 {
         maxLoopIterations: 100_000_000,
       },
     });
+    this.shell.attach(this.bash);
     if (config.statefulCode) this.createCodeContext = (request) => this.newCodeContext(request);
     this.lifetimeTimer = setTimeout(() => {
       this.expired = true;
@@ -144,8 +146,6 @@ export class FakeDriver implements SandboxDriverV1 {
     let killed = false;
     let begun = false;
     let settled = false;
-    const stdoutEncoder = new OutputEncoder();
-    const stderrEncoder = new OutputEncoder();
     const jobs: Array<Promise<void>> = [];
     let resolveExit!: (value: { exitCode: number }) => void;
     const exit = new Promise<{ exitCode: number }>((resolve) => {
@@ -171,22 +171,22 @@ export class FakeDriver implements SandboxDriverV1 {
           settle({ exitCode: response.exitCode ?? 0 });
           return;
         }
+        if (!(await this.isDirectory(request.cwd))) {
+          request.onStderr(encoder.encode(`sh: 1: cd: can't cd to ${request.cwd}\n`));
+          settle({ exitCode: killed ? KILLED_EXIT_CODE : MISSING_WORKING_DIRECTORY_EXIT_CODE });
+          return;
+        }
         let exitCode: number;
         try {
-          exitCode = await runShellScript({
-            bash: this.bash,
+          exitCode = await this.shell.run({
             script: request.command,
             cwd: request.cwd,
             env: { HOME: this.workspace, ...request.env },
             stdin,
             signal: controller.signal,
-            onOutput: (result) => {
-              if (settled) return; // a background job finishing after its command returned: nobody is listening
-              let stderr = result.stderr;
-              if (controller.signal.aborted) stderr = stderr.replace(/bash: execution aborted\n?$/, "");
-              if (result.stdout) request.onStdout(result.stdoutKind === "bytes" ? outputBytes(result.stdout, "bytes") : stdoutEncoder.encode(result.stdout));
-              if (stderr) request.onStderr(stderrEncoder.encode(stderr));
-            },
+            // A background job writing after its command returned: nobody is listening.
+            onStdout: (bytes) => { if (!settled) request.onStdout(bytes); },
+            onStderr: (bytes) => { if (!settled) request.onStderr(bytes); },
             onJob: (job) => jobs.push(job),
           });
         } catch (error) {
@@ -234,6 +234,14 @@ export class FakeDriver implements SandboxDriverV1 {
     // with open stdin starts when stdin is closed.
     if (!request.stdin) begin();
     return process;
+  }
+
+  private async isDirectory(path: string): Promise<boolean> {
+    try {
+      return (await this.fs.stat(path)).isDirectory;
+    } catch {
+      return false;
+    }
   }
 
   private async newCodeContext(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }> {

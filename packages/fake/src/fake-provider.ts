@@ -7,7 +7,7 @@ import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FakeDriver } from "./fake-driver.js";
 import { resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
 import { FaultInjector } from "./fault-injector.js";
-import { sharedPythonRuntime } from "./python-runtime.js";
+import { sharedPythonInterpreters } from "./python-interpreters.js";
 
 /** The fake's full manifest. Must match the copy in @sbx/core's backend registry. */
 export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
@@ -118,12 +118,13 @@ class FakeProvider implements FakeSandboxProvider {
       statefulCode: this.capabilities.STATEFUL_CODE,
       calls: this.record,
       faults: this.faults,
-      python: sharedPythonRuntime,
+      python: sharedPythonInterpreters,
       audit: this.auditFor(options),
       onDestroyed: (sandboxId) => this.drivers.delete(sandboxId),
     });
     await driver.initialise();
     this.drivers.set(id, driver);
+    if (this.settings.preloadPython && this.capabilities.languages.includes("python")) sharedPythonInterpreters().warm();
     return driver;
   }
 
@@ -158,8 +159,9 @@ class FakeProvider implements FakeSandboxProvider {
       },
       notes: [
         NOT_A_SECURITY_BOUNDARY_NOTE,
-        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; scripts run one top-level statement at a time, so output streams per statement and a top-level '&' job runs in the background (elsewhere '&' runs in order).",
-        "Python in commands is just-bash's CPython (WebAssembly, no network); runCode uses one Pyodide interpreter per process (contexts are separate namespaces sharing sys.modules).",
+        "Commands run in just-bash, a bash interpreter written in TypeScript: a subset of bash and coreutils, no real processes; a script runs as one exec (shell state such as $?, PIPESTATUS and set -e/pipefail carries as in bash), its output streams per top-level statement, a top-level '&' job runs in the background (elsewhere '&' runs in order) and a top-level 'trap … EXIT' runs when the script ends. The shell is bash (Docker images run sh, often dash).",
+        "Python in commands is just-bash's CPython (WebAssembly, no network); runCode outside a context uses one Pyodide interpreter shared by the process (loaded in the background when a sandbox is created), and every code context has a Pyodide interpreter of its own, so a run that cannot be interrupted loses only its context.",
+        "Command output crosses from just-bash as strings with no mark of text or bytes: raw bytes that are not valid UTF-8 are recovered by a heuristic that can misread them when mixed with text in one statement; printf escapes above \\177 are written as characters and python3's binary stdout is decoded with replacement characters by the engine (see the fake's README).",
       ],
     };
   }

@@ -91,6 +91,11 @@ export const fakeSettingsSchema = z.object({
   }).strict().optional(),
   /** Absolute workspace path inside every sandbox. Default `"/workspace"`. */
   workspace: z.string().regex(/^\/[A-Za-z0-9._\-/]*$/, "must be an absolute path of letters, digits, '.', '_', '-' and '/'").refine((value) => value !== "/" && !value.split("/").includes(".."), "must not be '/' or contain '..'").default("/workspace"),
+  /**
+   * Start loading Pyodide in the background when a sandbox is created, so the first `runCode` waits only for what
+   * is left of the load. Default true; false loads it on the first `runCode` (saves CPU in runs that never use Python).
+   */
+  preloadPython: z.boolean().default(true),
   /** Files every new sandbox starts with, by path (relative paths are inside the workspace). */
   files: z.record(z.string().min(1), z.union([z.string(), z.instanceof(Uint8Array)])).default({}),
 }).strict();
@@ -115,6 +120,8 @@ export interface FakeSettings {
   workspace?: string;
   /** Files every new sandbox starts with. Relative paths are inside the workspace. */
   files?: Record<string, string | Uint8Array>;
+  /** Load Pyodide in the background when a sandbox is created (default true), so the first `runCode` is faster. */
+  preloadPython?: boolean;
 }
 
 /** Settings after validation and defaults. */
@@ -123,6 +130,7 @@ export interface ResolvedFakeSettings {
   readonly handlers: { readonly commands: readonly CommandHandler[]; readonly code: readonly CodeHandler[] };
   readonly workspace: string;
   readonly files: Readonly<Record<string, string | Uint8Array>>;
+  readonly preloadPython: boolean;
 }
 
 /** Validates settings; a bad field raises `InvalidArgumentError` naming it (for example `settings.capabilities.RECONNECT`). */
@@ -139,6 +147,7 @@ export function resolveFakeSettings(settings: unknown): ResolvedFakeSettings {
     },
     workspace: parsed.workspace.replace(/\/+$/, ""),
     files: parsed.files,
+    preloadPython: parsed.preloadPython,
   };
 }
 

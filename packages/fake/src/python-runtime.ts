@@ -50,10 +50,10 @@ interface PendingRun {
 }
 
 /**
- * One Pyodide interpreter per process, in a worker thread, loaded on first use (about 2 s) so sandboxes that never
- * run code stay fast. Runs are serialised; code contexts are separate globals dicts in that one interpreter
- * (imported modules are shared between contexts, as `sys.modules` is one). If a run cannot be interrupted, the
- * worker is terminated and every context in the process is lost; later runs in a lost context raise.
+ * One Pyodide interpreter in a worker thread, loaded on first use or by `warm()` (about 2 s). Runs are serialised;
+ * code contexts are separate globals dicts in it. If a run cannot be interrupted, the worker is terminated: contexts
+ * in it are lost (later runs in one raise `ProviderError`), and the next run starts a fresh interpreter. The fake
+ * gives every code context an interpreter of its own (see `PythonInterpreters`), so that loss stays with one context.
  */
 export class PythonRuntime {
   private worker: Worker | undefined;
@@ -66,10 +66,40 @@ export class PythonRuntime {
   private readonly contextGenerations = new Map<string, number>();
   private readonly contextWaiters = new Map<number, () => void>();
   private version = "";
+  private loaded = false;
+  /** Calls waiting for the interpreter to load: they keep the process alive (a warm-up alone does not). */
+  private waitingForLoad = 0;
 
   /** The Pyodide version once loaded, or the installed package version. */
   get pyodideVersion(): string {
     return this.version;
+  }
+
+  /** Starts loading Pyodide now, without holding the process open, so a later run does not wait for the whole load. */
+  warm(): Promise<void> {
+    const ready = this.start();
+    this.updateReference();
+    return ready.then(() => {}, () => {});
+  }
+
+  /** True once the interpreter is loaded and nothing is running or queued in it. */
+  get idle(): boolean {
+    return this.loaded && !this.running && this.queue.length === 0;
+  }
+
+  /** Ends the worker (its contexts are gone); pending runs are rejected. */
+  terminate(): void {
+    const worker = this.worker;
+    this.generation += 1;
+    this.worker = undefined;
+    this.ready = undefined;
+    this.loaded = false;
+    const running = this.running;
+    this.running = undefined;
+    const gone = new ProviderError({ backend: "fake", message: "The Python interpreter of this code context was closed with its sandbox." });
+    running?.reject(gone);
+    this.failQueue(gone);
+    void worker?.terminate();
   }
 
   private start(): Promise<Worker> {
@@ -83,6 +113,7 @@ export class PythonRuntime {
       worker.on("message", (message: Record<string, unknown>) => {
         if (message.type === "ready") {
           this.version = String(message.version);
+          this.loaded = true;
           resolve(worker);
           this.pump();
           this.updateReference();
@@ -104,6 +135,7 @@ export class PythonRuntime {
     if (generation !== this.generation) return;
     this.worker = undefined;
     this.ready = undefined;
+    this.loaded = false;
     const running = this.running;
     this.running = undefined;
     if (running) {
@@ -132,7 +164,7 @@ export class PythonRuntime {
       this.running = undefined;
       Atomics.store(this.interruptBuffer, 0, 0);
       if (message.missingContext) {
-        running.reject(new ProviderError({ backend: "fake", message: `Code context ${running.request.contextId} no longer exists: the fake's Python worker was restarted (a run could not be interrupted) or the sandbox was closed.` }));
+        running.reject(new ProviderError({ backend: "fake", message: `Code context ${running.request.contextId} was lost: its Python interpreter was restarted after a run could not be interrupted, or its sandbox was closed. Create a new context.` }));
       } else running.resolve({ error: (message.error as ExecutionError | null) ?? null, roots: (message.roots as PythonRoot[]) ?? [] });
       this.pump();
       this.updateReference();
@@ -142,7 +174,7 @@ export class PythonRuntime {
   /** Keeps the process alive only while Python work is pending, so an idle worker never holds the process open. */
   private updateReference(): void {
     if (!this.worker) return;
-    if (this.running || this.queue.length > 0 || this.contextWaiters.size > 0) this.worker.ref();
+    if (this.running || this.queue.length > 0 || this.contextWaiters.size > 0 || this.waitingForLoad > 0) this.worker.ref();
     else this.worker.unref();
   }
 
@@ -185,15 +217,27 @@ export class PythonRuntime {
     }, INTERRUPT_GRACE_MS).unref();
   }
 
+  private async loadedWorker(): Promise<Worker> {
+    const ready = this.start();
+    this.waitingForLoad += 1;
+    this.updateReference();
+    try {
+      return await ready;
+    } finally {
+      this.waitingForLoad -= 1;
+      this.updateReference();
+    }
+  }
+
   /** Runs code; resolves after the run and its output are complete. */
   async run(request: PythonRunRequest): Promise<PythonRunOutcome> {
     if (request.contextId !== null) {
       const generation = this.contextGenerations.get(request.contextId);
       if (generation === undefined || generation !== this.generation || !this.worker) {
-        throw new ProviderError({ backend: "fake", message: `Code context ${request.contextId} no longer exists: the fake's Python worker was restarted after a run could not be interrupted, or the sandbox was closed. Create a new context.` });
+        throw new ProviderError({ backend: "fake", message: `Code context ${request.contextId} was lost: a run in it could not be interrupted (a long call in C), so its Python interpreter was ended, or its sandbox was closed. Other contexts are unaffected; create a new context.` });
       }
     }
-    await this.start();
+    await this.loadedWorker();
     return new Promise<PythonRunOutcome>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, request, resolve, reject });
       this.pump();
@@ -202,7 +246,7 @@ export class PythonRuntime {
 
   /** Creates a context (a fresh globals dict). */
   async createContext(contextId: string): Promise<void> {
-    const worker = await this.start();
+    const worker = await this.loadedWorker();
     const id = this.nextId++;
     await new Promise<void>((resolve) => {
       this.contextWaiters.set(id, resolve);
@@ -217,12 +261,4 @@ export class PythonRuntime {
     for (const contextId of contextIds) this.contextGenerations.delete(contextId);
     if (this.worker && contextIds.length > 0) this.worker.postMessage({ type: "dropContexts", contextIds });
   }
-}
-
-let shared: PythonRuntime | undefined;
-
-/** The process-wide Python runtime (created on first use, loaded on first run). */
-export function sharedPythonRuntime(): PythonRuntime {
-  shared ??= new PythonRuntime();
-  return shared;
 }
