@@ -14,3 +14,7 @@ export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 export { validate } from "./runtime/validate.js";
 /** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
+export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
+export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
+export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
+export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";

@@ -1,2 +1,3 @@
 export * from "./sbx-error.js";
 export * from "./errors.js";
+export * from "./agent-errors.js";

@@ -15,7 +15,9 @@ export type SbxErrorCode =
   | "SBX_PROVIDER"
   | "SBX_POLICY_NOT_ENFORCED"
   | "SBX_OUT_OF_MEMORY"
-  | "SBX_UNSUPPORTED_SPECIFICATION";
+  | "SBX_UNSUPPORTED_SPECIFICATION"
+  | "SBX_INTERPRETER_LOST"
+  | "SBX_RUNTIME_MISSING";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {
