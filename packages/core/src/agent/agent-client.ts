@@ -45,7 +45,7 @@ class AgentSession {
   private stderrTail = "";
   private readonly decoder = new AgentFrameDecoder();
 
-  constructor(readonly process: SpawnedProcess | undefined, private readonly onEnd: (session: AgentSession, reason: string) => void) {}
+  constructor(readonly process: SpawnedProcess | undefined, private readonly backend: string, private readonly onEnd: (session: AgentSession, reason: string) => void) {}
 
   static async start(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: Required<SandboxAgentClientOptions>, onEnd: (session: AgentSession, reason: string) => void): Promise<AgentSession> {
     let session: AgentSession | undefined;
@@ -59,7 +59,7 @@ class AgentSession {
       onStdout: (chunk) => (session ? session.receive(chunk) : early.push(chunk.slice())),
       onStderr: (chunk) => (session ? session.receiveStderr(chunk) : earlyErr.push(chunk.slice())),
     });
-    session = new AgentSession(process, onEnd);
+    session = new AgentSession(process, options.backend, onEnd);
     const hello = new Promise<Record<string, unknown>>((resolve, reject) => {
       session!.pending.set(0, {
         contextId: null,
@@ -152,7 +152,7 @@ class AgentSession {
   }
 
   lostError(contextId: string | null, reason: string): CodeInterpreterLostError {
-    return new CodeInterpreterLostError({ contextId, reason });
+    return new CodeInterpreterLostError({ backend: this.backend, contextId, reason });
   }
 
   end(reason: string, exitCode?: number): void {
