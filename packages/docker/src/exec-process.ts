@@ -32,7 +32,8 @@ export const COMMAND_WRAPPER = [
  */
 export const KILL_SCRIPT = [
   'p=$(cat "/tmp/.sbx-$1.pid" 2>/dev/null)',
-  '[ -n "$p" ] && kill -9 -- "-$p" 2>/dev/null',
+  // dash's kill rejects "--" before a negative pid ("Illegal number"), so the plain form is tried too.
+  '[ -n "$p" ] && { kill -9 -- "-$p" 2>/dev/null || kill -9 "-$p" 2>/dev/null; }',
   "i=0",
   "while [ $i -lt 50 ]; do",
   "  found=",

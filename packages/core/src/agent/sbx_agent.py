@@ -19,6 +19,19 @@ def make_undumpable():
         return False
 
 
+def die_with_parent():
+    # PR_SET_PDEATHSIG(SIGKILL): this process is killed the moment its parent dies, so the zygote ends with the agent
+    # and every interpreter with the zygote, whoever kills the agent and however (even SIGKILL of a stopped agent).
+    try:
+        import ctypes
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
+    except Exception:
+        pass
+
+
 def encode_frame(header, body=b""):
     head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return struct.pack(">II", 4 + len(head) + len(body), len(head)) + head + body
@@ -306,6 +319,7 @@ def worker_main(stdout_fd, stderr_fd, control_in, control_out):
 # Zygote: forked before the agent reads a single request; forks workers on demand. Its memory never holds a request.
 
 def zygote_main(sock):
+    die_with_parent()
     for fd in (0, 1, 2):
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, fd)
@@ -341,6 +355,7 @@ def zygote_main(sock):
         if pid == 0:
             try:
                 sock.close()
+                die_with_parent()
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 worker_main(*fds)
             finally:
