@@ -11,6 +11,7 @@ const only = process.argv[2];
 const benches = [
   { name: "docker", file: "docker-bench.mjs" },
   { name: "e2b", file: "e2b-bench.mjs" },
+  { name: "agent", file: "agent-bench.mjs" },
 ].filter((bench) => !only || bench.name === only);
 
 let failed = 0;

@@ -372,7 +372,8 @@ export class SandboxAgentClient {
     if (!session || session.ended) return;
     session.send({ type: "shutdown", id: 0 });
     session.end("the sandbox was closed");
-    await session.kill();
+    // Not awaited: the agent exits on shutdown by itself, and the backend's destroy ends whatever is left.
+    void session.kill();
   }
 }
 
