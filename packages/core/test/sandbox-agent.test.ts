@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,17 +98,27 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
     expect(next.results).toEqual([{ isMainResult: true, data: { "text/plain": "42" } }]);
   });
 
-  it("streams output as it happens, before the run ends", async () => {
+  it("streams output as it happens: the cell sees the host react to its first line before it ends", async () => {
     const { sandbox } = shared;
-    const events: string[] = [];
-    const running = sandbox.runCode("import sys, time\nprint('early', flush=True)\ntime.sleep(0.5)\nprint('late')", {
-      onStdout: (text) => events.push(`stdout:${text}`),
+    const marker = join(directory, "seen-early");
+    const code = [
+      "import os, time",
+      "print('early', flush=True)",
+      "for _ in range(400):",
+      "    if os.path.exists('seen-early'):",
+      "        break",
+      "    time.sleep(0.05)",
+      "print('late' if os.path.exists('seen-early') else 'the host never saw the first line')",
+    ].join("\n");
+    let streamed = "";
+    const execution = await sandbox.runCode(code, {
+      onStdout: (text) => {
+        streamed += text;
+        if (streamed.includes("early\n")) writeFileSync(marker, "");
+      },
     });
-    void running.then(() => events.push("resolved"));
-    const execution = await running;
     expect(execution.stdout).toBe("early\nlate\n");
-    expect(events[0]).toBe("stdout:early\n");
-    expect(events.at(-1)).toBe("resolved");
+    expect(streamed).toBe("early\nlate\n");
   });
 
   it("maps every _repr_*_ the object has, and display() results in order", async () => {
@@ -223,4 +234,43 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
       await rm(bin, { recursive: true, force: true });
     }
   });
+});
+
+/**
+ * Every other Python the machine has (pyenv versions, or SBX_AGENT_PYTHONS=/path/a:/path/b): the agent must work on
+ * 3.8 and newer and refuse older ones with exit status 3, which the host reports as RuntimeMissingError.
+ */
+const pyenvRoot = join(process.env.HOME ?? "/root", ".pyenv", "versions");
+const otherPythons = (process.env.SBX_AGENT_PYTHONS?.split(":").filter(Boolean)
+  ?? (existsSync(pyenvRoot) ? readdirSync(pyenvRoot).filter((version) => /^3\.\d+\.\d+$/.test(version)).map((version) => join(pyenvRoot, version, "bin", "python3")) : []))
+  .filter((path) => existsSync(path));
+
+describe.skipIf(otherPythons.length === 0)("the sandbox agent on every Python version found", () => {
+  for (const interpreter of otherPythons) {
+    const version = spawnSync(interpreter, ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { encoding: "utf8" }).stdout.trim();
+    const supported = Number(version.split(".")[0]) === 3 && Number(version.split(".")[1]) >= 8;
+    it(`${supported ? "runs" : "refuses to run"} on Python ${version}`, async () => {
+      const base = createHostProcessDriver(directory);
+      const pinned: SandboxDriverV1 = { ...base, spawn: (request) => base.spawn({ ...request, command: request.command.replace("exec python3 ", `exec ${interpreter} `) }) };
+      const { sandbox } = hostSandbox(pinned);
+      try {
+        if (!supported) {
+          const error = await caught(() => sandbox.runCode("1"));
+          expect(isSbxError(error, "SBX_RUNTIME_MISSING")).toBe(true);
+          expect((error as { runtime?: string }).runtime).toBe("python3 >= 3.8");
+          return;
+        }
+        const context = await sandbox.createCodeContext();
+        await sandbox.runCode("class P:\n    def _repr_png_(self): return b'png'\nn = 1", { contextId: context.id });
+        const execution = await sandbox.runCode("display(P())\nn + 1", { contextId: context.id });
+        expect(execution.results).toEqual([
+          { isMainResult: false, data: { "text/plain": expect.stringContaining("P object"), "image/png": Buffer.from("png").toString("base64") } },
+          { isMainResult: true, data: { "text/plain": "2" } },
+        ]);
+        expect((await sandbox.runCode("import sys\nsys.version_info[:2]")).results?.[0]?.data["text/plain"]).toBe(`(${version.replace(".", ", ")})`);
+      } finally {
+        await sandbox.kill();
+      }
+    });
+  }
 });
