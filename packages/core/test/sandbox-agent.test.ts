@@ -200,10 +200,13 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
   });
 
   it("caps output per run inside the sandbox (the host never receives the flood)", async () => {
-    const { sandbox } = hostSandbox(createHostProcessDriver(directory), { outputLimitBytes: 1024 });
+    const { sandbox, driver } = hostSandbox(createHostProcessDriver(directory), { outputLimitBytes: 1024 });
     try {
       const execution = await sandbox.runCode("import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 1000)\nprint()\n'done'");
       expect(execution.stdout).toBe("x".repeat(1024));
+      // What was cut inside the sandbox is counted, for core's truncation report.
+      const direct = await driver.runCode({ code: "print('y' * 5000)", language: "python", env: {}, cwd: directory, onStdout: () => {}, onStderr: () => {}, signal: new AbortController().signal });
+      expect(direct.droppedBytes).toEqual({ stdout: 5001 - 1024, stderr: 0 });
       expect(execution.results?.[0]?.data["text/plain"]).toBe("'done'");
     } finally {
       await sandbox.kill();

@@ -331,7 +331,8 @@ export class SandboxAgentClient {
                 if (request.signal.aborted) return resolve({ error: null, results: null });
                 return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
               }
-              resolve({ error: toExecutionError(header.error), results });
+              const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };
+              resolve({ error: toExecutionError(header.error), results, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
             } else if (header.type === "error") {
               session.pending.delete(id);
               cleanup();

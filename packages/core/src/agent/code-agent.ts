@@ -29,7 +29,8 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
     },
     agent,
     spawn: (request) => driver.spawn(request),
-    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request),
+    // A per-call output limit, when core passes one, is applied inside the sandbox too.
+    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: (request as CodeRequest & { outputLimitBytes?: number }).outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),
     readFile: (path, fileOptions) => driver.readFile(path, fileOptions),
     writeFile: (path, data, fileOptions) => driver.writeFile(path, data, fileOptions),

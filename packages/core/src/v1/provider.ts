@@ -120,6 +120,11 @@ export interface DriverExecution {
   readonly error: ExecutionError | null;
   /** Rich results, or null where the backend has no rich-result channel. */
   readonly results: readonly ExecutionResult[] | null;
+  /**
+   * Output bytes the backend itself cut inside the sandbox past its output limit (never delivered to `onStdout` /
+   * `onStderr`), so core can count them and report truncation. Omitted when the backend cuts nothing.
+   */
+  readonly droppedBytes?: { readonly stdout: number; readonly stderr: number };
 }
 
 /**
