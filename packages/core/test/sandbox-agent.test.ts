@@ -48,7 +48,7 @@ function providerFor(): SandboxProviderV1 {
 }
 
 /** A sandbox over host processes with the agent attached (the agent runs on the host's python3). */
-function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number } = {}) {
+function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number } = {}) {
   const driver = withCodeAgent(base, { backend: "host-agent-test", ...agentOptions });
   const sandbox = createSandboxFromDriver(driver, { provider: providerFor(), target: "", options: OPTIONS });
   return { sandbox, driver };
@@ -194,6 +194,22 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
       const fresh = await sandbox.runCode("2 + 2");
       expect(fresh.results?.[0]?.data["text/plain"]).toBe("4");
       expect(driver.agent.hello?.pid).not.toBe(firstPid);
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  it("a stopped agent cannot hang createCodeContext: the call fails typed within its bound and the next one gets a new agent", async () => {
+    const { sandbox, driver } = hostSandbox(createHostProcessDriver(directory), { startTimeoutMs: 1000 });
+    try {
+      await sandbox.runCode("1");
+      const stopped = driver.agent.hello?.pid as number;
+      process.kill(stopped, "SIGSTOP");
+      const error = await caught(() => sandbox.createCodeContext());
+      expect(isSbxError(error, "SBX_INTERPRETER_LOST")).toBe(true);
+      const context = await sandbox.createCodeContext();
+      expect((await sandbox.runCode("'fresh'", { contextId: context.id })).results?.[0]?.data["text/plain"]).toBe("'fresh'");
+      expect(driver.agent.hello?.pid).not.toBe(stopped);
     } finally {
       await sandbox.kill();
     }

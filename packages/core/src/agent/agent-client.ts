@@ -1,4 +1,4 @@
-import { CodeInterpreterLostError, InvalidArgumentError, ProviderError, RuntimeMissingError, SbxError } from "../errors/index.js";
+import { AbortedError, CodeInterpreterLostError, InvalidArgumentError, ProviderError, RuntimeMissingError, SbxError } from "../errors/index.js";
 import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
 import type { ExecutionError, ExecutionResult } from "../v1/sandbox.js";
 import { AgentFrameDecoder, AgentProtocolViolation, encodeAgentFrame, type AgentFrame } from "./agent-frames.js";
@@ -228,20 +228,42 @@ export class SandboxAgentClient {
 
   /** Creates a persistent Python interpreter (a separate process in the sandbox); returns its id. */
   async createContext(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }> {
+    if (request.signal?.aborted) throw new AbortedError({ backend: this.options.backend, cause: request.signal.reason });
     const session = await this.current();
-    const contextId = await new Promise<string>((resolve, reject) => {
-      const id = session.request(null, { type: "create_context", language: request.language, cwd: request.cwd }, {
-        onFrame: (frame) => {
-          session.pending.delete(id);
-          if (frame.header.type === "context_created" && typeof frame.header.context === "string") resolve(frame.header.context);
-          else reject(this.requestError(frame, null));
-        },
-        fail: reject,
+    let abandoned = false;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      const contextId = await new Promise<string>((resolve, reject) => {
+        const id = session.request(null, { type: "create_context", language: request.language, cwd: request.cwd }, {
+          onFrame: (frame) => {
+            session.pending.delete(id);
+            if (frame.header.type === "context_created" && typeof frame.header.context === "string") {
+              // Created after the caller gave up: end it rather than leave an interpreter nobody can reach.
+              if (abandoned) session.send({ type: "close_context", id: 0, context: frame.header.context });
+              resolve(frame.header.context);
+            } else reject(this.requestError(frame, null));
+          },
+          fail: reject,
+        });
+        // Bounded: an agent that does not answer (stopped, hung) is killed, and the call fails typed.
+        timer = setTimeout(() => {
+          session.end(`the sandbox agent did not answer create_context within ${this.options.startTimeoutMs} ms; it was killed`);
+          void session.kill();
+        }, this.options.startTimeoutMs);
+        onAbort = () => {
+          abandoned = true;
+          reject(new AbortedError({ backend: this.options.backend, cause: request.signal?.reason }));
+        };
+        request.signal?.addEventListener("abort", onAbort, { once: true });
       });
-    });
-    session.contexts.add(contextId);
-    this.owners.set(contextId, session);
-    return { id: contextId, language: request.language };
+      session.contexts.add(contextId);
+      this.owners.set(contextId, session);
+      return { id: contextId, language: request.language };
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) request.signal?.removeEventListener("abort", onAbort);
+    }
   }
 
   /** Ends a context's interpreter (its later runs raise `CodeInterpreterLostError`). */
