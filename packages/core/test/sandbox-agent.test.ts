@@ -293,3 +293,32 @@ describe.skipIf(otherPythons.length === 0)("the sandbox agent on every Python ve
     });
   }
 });
+
+/** A Python with matplotlib (Debian's python3-matplotlib; .ci/provision.sh installs it), or none. */
+const matplotlibPython = [process.env.SBX_AGENT_MATPLOTLIB_PYTHON, "/usr/bin/python3", "python3"]
+  .filter((candidate): candidate is string => Boolean(candidate))
+  .find((candidate) => spawnSync(candidate, ["-c", "import matplotlib, sys; assert sys.version_info >= (3, 8)"]).status === 0);
+if (!matplotlibPython) console.warn("\n[sbx] SKIPPING the agent's matplotlib test: no python3 with matplotlib here (apt-get install python3-matplotlib)\n");
+
+describe.skipIf(!matplotlibPython)("the sandbox agent with matplotlib installed", () => {
+  it("sends open figures as image/png results, and a figure as the last expression as the main result, once", async () => {
+    const base = createHostProcessDriver(directory);
+    const pinned: SandboxDriverV1 = { ...base, spawn: (request) => base.spawn({ ...request, command: request.command.replace("exec python3 ", `exec ${matplotlibPython} `), env: { ...request.env, MPLCONFIGDIR: directory } }) };
+    const { sandbox } = hostSandbox(pinned);
+    try {
+      const context = await sandbox.createCodeContext();
+      const plotted = await sandbox.runCode("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nNone", { contextId: context.id });
+      expect(plotted.error).toBeNull();
+      expect(plotted.results).toHaveLength(1);
+      expect(plotted.results![0]!.isMainResult).toBe(false);
+      expect(Buffer.from(plotted.results![0]!.data["image/png"]!, "base64").subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      const figure = await sandbox.runCode("figure = plt.figure()\nplt.bar([1], [2])\nfigure", { contextId: context.id });
+      expect(figure.results).toHaveLength(1);
+      expect(figure.results![0]!.isMainResult).toBe(true);
+      expect(figure.results![0]!.data["image/png"]!.startsWith("iVBORw0KGgo")).toBe(true);
+      expect(figure.results![0]!.data["text/plain"]).toContain("Figure");
+    } finally {
+      await sandbox.kill();
+    }
+  });
+});
