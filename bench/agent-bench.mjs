@@ -4,7 +4,7 @@
 // Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec.
 // Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
 import { randomUUID } from "node:crypto";
-import { createSandbox, createSandboxFromDriver, runPythonOneShot } from "@sbx/core";
+import { createSandbox, createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core";
 import { buildContainerConfig, createSandboxProvider, parseDockerSettings, requestedPolicy } from "@sbx/docker";
 import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
@@ -78,6 +78,11 @@ try {
     row("one-shot runCode via plain exec (before)", before.work, before.raw);
     const command = await alternate(Math.min(iterations, 20), () => sandbox.commands.run("true"), raw);
     row("commands.run(`true`) (plain exec; no agent path)", command.work, command.raw);
+    // Commands through the agent (opt-in `withCodeAgent(driver, { commands: "agent" })`, off on Docker by default).
+    const throughAgent = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
+    await throughAgent.runCode("1");
+    const warm = await alternate(iterations, () => throughAgent.commands.run("true"), raw);
+    row("commands.run(`true`) through the agent (opt-in)", warm.work, warm.raw, 0.15);
   } finally {
     await driver.destroy();
   }

@@ -38,7 +38,7 @@ function providerFor(): SandboxProviderV1 {
     specificationVersion: "sbx-v1",
     backend: "host-agent-test",
     packageName: "none",
-    capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, languages: ["python"] }),
+    capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, STDIN: true, BACKGROUND_COMMANDS: true, languages: ["python"] }),
     isolating: false,
     detect: async () => ({ backend: "host-agent-test", usable: true, reason: "", remedy: "", isolating: false }),
     create: async () => {
@@ -48,7 +48,7 @@ function providerFor(): SandboxProviderV1 {
 }
 
 /** A sandbox over host processes with the agent attached (the agent runs on the host's python3). */
-function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number } = {}) {
+function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number; commands?: "agent" | "driver" } = {}) {
   const driver = withCodeAgent(base, { backend: "host-agent-test", ...agentOptions });
   const sandbox = createSandboxFromDriver(driver, { provider: providerFor(), target: "", options: OPTIONS });
   return { sandbox, driver };
@@ -320,5 +320,55 @@ describe.skipIf(!matplotlibPython)("the sandbox agent with matplotlib installed"
     } finally {
       await sandbox.kill();
     }
+  });
+});
+
+describe.skipIf(!hasPython)("commands through the agent (opt-in: commands: \"agent\")", () => {
+  let sandbox: Sandbox;
+  let base: ReturnType<typeof createHostProcessDriver>;
+  beforeAll(async () => {
+    base = createHostProcessDriver(directory);
+    sandbox = hostSandbox(base, { commands: "agent" }).sandbox;
+    await sandbox.runCode("1"); // the agent runs from now on
+  });
+  afterAll(async () => {
+    await sandbox.kill();
+  });
+
+  it("run through the running agent, not a spawn each, with exit codes, both streams and raw bytes", async () => {
+    const spawnsBefore = base.commands.length;
+    const result = await sandbox.commands.run("printf 'out\\377'; printf err >&2; exit 3");
+    expect(result.exitCode).toBe(3);
+    expect([...result.stdoutBytes]).toEqual([...Buffer.from("out\xff", "latin1")]);
+    expect(result.stderr).toBe("err");
+    expect(base.commands.length).toBe(spawnsBefore);
+  });
+
+  it("take stdin, keep a missing cwd sh's own error (126), and report a signal as 128 + N", async () => {
+    expect((await sandbox.commands.run("cat", { stdin: "piped" })).stdout).toBe("piped");
+    expect((await sandbox.commands.run("true", { cwd: join(directory, "missing") })).exitCode).toBe(126);
+    expect((await sandbox.commands.run("kill -TERM $$")).exitCode).toBe(143);
+  });
+
+  it("end when the command exits even if a background child holds stdout", async () => {
+    const result = await sandbox.commands.run("sleep 30 & echo done");
+    expect(result.stdout).toBe("done\n");
+    expect(result.exitCode).toBe(0);
+  });
+
+  it("kill the whole process group on timeout, and the background handle's kill resolves once it is gone", async () => {
+    const marker = `sbx-agent-kill-${Date.now()}`;
+    const error = await caught(() => sandbox.commands.run(`sh -c 'sleep 60; echo ${marker}' & sleep 60`, { timeoutMs: 300 }));
+    expect(isSbxError(error, "SBX_TIMEOUT")).toBe(true);
+    expect(spawnSync("pgrep", ["-f", `echo ${marker}`]).status).toBe(1);
+    const handle = await sandbox.commands.start("cat", { stdin: true });
+    await handle.writeStdin("streamed\n");
+    let seen = "";
+    for await (const text of handle.stdout) {
+      seen += text;
+      if (seen.includes("streamed")) break;
+    }
+    await handle.kill();
+    expect((await handle.wait()).exitCode).toBe(137);
   });
 });

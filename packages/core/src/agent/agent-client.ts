@@ -1,5 +1,5 @@
 import { AbortedError, CodeInterpreterLostError, InvalidArgumentError, ProviderError, RuntimeMissingError, SbxError } from "../errors/index.js";
-import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
+import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
 import type { ExecutionError, ExecutionResult } from "../v1/sandbox.js";
 import { AgentFrameDecoder, AgentProtocolViolation, encodeAgentFrame, type AgentFrame } from "./agent-frames.js";
 import { agentCommandLine, SBX_AGENT_PROTOCOL } from "./agent-source.js";
@@ -143,9 +143,9 @@ class AgentSession {
     return id;
   }
 
-  send(header: Record<string, unknown>): void {
+  send(header: Record<string, unknown>, body?: Uint8Array): void {
     if (this.ended || !this.process) return;
-    this.process.writeStdin(encodeAgentFrame(header)).catch((error: unknown) => {
+    this.process.writeStdin(encodeAgentFrame(header, body)).catch((error: unknown) => {
       this.end(`writing to the sandbox agent failed: ${error instanceof Error ? error.message : String(error)}`);
       void this.kill();
     });
@@ -378,6 +378,81 @@ export class SandboxAgentClient {
       request.signal.addEventListener("abort", onAbort, { once: true });
       if (request.signal.aborted) onAbort();
     });
+  }
+
+  /** True while an agent is running (a command can go through it without paying for its start). */
+  get warm(): boolean {
+    return this.session !== undefined && !this.session.ended && !this.stopped;
+  }
+
+  /**
+   * Starts a shell command through the running agent (its own session, raw output streamed, stdin, process-group
+   * kill). Fails (so the caller can use its plain path) when no agent is running. `kill()` resolves only once the
+   * agent has seen the command exit; if it has not within 5 s, the whole agent is killed through the driver.
+   */
+  async spawnCommand(request: SpawnRequest): Promise<SpawnedProcess> {
+    const session = this.session;
+    if (!session || session.ended) throw new ProviderError({ backend: this.options.backend, message: "No sandbox agent is running." });
+    let resolveExit!: (value: { exitCode: number }) => void;
+    let rejectExit!: (error: Error) => void;
+    const exit = new Promise<{ exitCode: number }>((resolve, reject) => {
+      resolveExit = resolve;
+      rejectExit = reject;
+    });
+    exit.catch(() => {});
+    let exited = false;
+    const started = new Promise<number>((resolve, reject) => {
+      const id = session.request(null, { type: "spawn", command: request.command, cwd: request.cwd, env: request.env, stdin: request.stdin }, {
+        onFrame: (frame) => {
+          const { header, body } = frame;
+          try {
+            if (header.type === "spawned") resolve(id);
+            else if (header.type === "stdout") request.onStdout(body);
+            else if (header.type === "stderr") request.onStderr(body);
+            else if (header.type === "exit") {
+              session.pending.delete(id);
+              exited = true;
+              resolveExit({ exitCode: Number(header.exit_code) });
+            } else if (header.type === "error") {
+              session.pending.delete(id);
+              reject(this.requestError(frame, null));
+            }
+          } catch {
+            // A listener defect must not throw into the agent's stream.
+          }
+        },
+        fail: (error) => {
+          reject(error);
+          rejectExit(new ProviderError({ backend: this.options.backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` }));
+        },
+      });
+    });
+    const id = await started;
+    let killing: Promise<void> | undefined;
+    return {
+      pid: `agent-${id}`,
+      exit,
+      writeStdin: async (data) => session.send({ type: "stdin", target: id }, data),
+      closeStdin: async () => session.send({ type: "stdin_close", target: id }),
+      kill: () => {
+        killing ??= (async () => {
+          if (exited) return;
+          try {
+            session.request(null, { type: "kill_command", target: id }, { onFrame: () => {}, fail: () => {} });
+          } catch {
+            return;
+          }
+          let timer: NodeJS.Timeout | undefined;
+          const confirmed = await Promise.race([exit.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+          clearTimeout(timer);
+          if (!confirmed) {
+            session.end("the sandbox agent did not confirm a command's kill; it was killed");
+            await session.kill();
+          }
+        })();
+        return killing;
+      },
+    };
   }
 
   private requestError(frame: AgentFrame, contextId: string | null): Error {

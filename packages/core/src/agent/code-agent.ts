@@ -15,8 +15,17 @@ export type SandboxDriverWithAgent = SandboxDriverV1 & Required<Pick<SandboxDriv
  * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
  * @example return withCodeAgent(driver, { backend: "docker" });
  */
-export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClientOptions): SandboxDriverWithAgent {
+export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClientOptions & {
+  /**
+   * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
+   * `spawn` otherwise or if the agent refuses. Default `"driver"`: commands always use the driver's `spawn`, which is
+   * where a backend's own kill verification and out-of-memory reporting live (the agent path reports
+   * `outOfMemoryKilled: null` and verifies kills only within the command's session).
+   */
+  commands?: "agent" | "driver";
+}): SandboxDriverWithAgent {
   const agent = new SandboxAgentClient(driver, options);
+  const commandsThroughAgent = options.commands === "agent";
   return {
     get id() {
       return driver.id;
@@ -28,7 +37,7 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
       return driver.audit;
     },
     agent,
-    spawn: (request) => driver.spawn(request),
+    spawn: (request) => (commandsThroughAgent && agent.warm ? agent.spawnCommand(request).catch(() => driver.spawn(request)) : driver.spawn(request)),
     // A per-call output limit, when core passes one, is applied inside the sandbox too.
     runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: (request as CodeRequest & { outputLimitBytes?: number }).outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),

@@ -1,6 +1,6 @@
 # The sbx sandbox agent, protocol 1. Python 3.8+ standard library only. See docs/agent-protocol.md and adr/0016.
 # Started as `python3 -I -u -c <this source>`: nothing is written to the sandbox's disk.
-import array, ast, base64, builtins, io, json, linecache, os, selectors, signal, socket, struct, sys, time, traceback, types
+import array, ast, base64, builtins, io, json, linecache, os, selectors, signal, socket, struct, subprocess, sys, time, traceback, types
 
 PROTOCOL = 1
 AGENT_VERSION = "0.1.0"
@@ -588,6 +588,121 @@ class Run(object):
         self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "dropped": self.dropped})
 
 
+class Command(object):
+    """A shell command started by the agent (commands through the agent): its own session, raw output forwarded."""
+
+    def __init__(self, agent, request):
+        self.agent = agent
+        self.id = request["id"]
+        env = dict(os.environ)
+        for name, value in (request.get("env") or {}).items():
+            env[str(name)] = str(value)
+        self.process = subprocess.Popen(
+            ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", str(request.get("cwd") or "."), str(request.get("command", ""))],
+            env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+        self.pending_input = bytearray()
+        self.close_input = False
+        self.stdin = self.process.stdin.fileno() if self.process.stdin else None
+        self.readers = {}
+        for stream, kind in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr")):
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            self.readers[fd] = kind
+            agent.selector.register(fd, selectors.EVENT_READ, (self, kind))
+        if self.stdin is not None:
+            os.set_blocking(self.stdin, False)
+        self.lost = None
+        self.finished = False
+
+    def on_readable(self, fd, kind):
+        if kind == "stdin":
+            self.flush_input()
+            return
+        self.drain(fd, kind)
+
+    def drain(self, fd, kind):
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.close_reader(fd)
+                return
+            self.agent.send({"type": kind, "id": self.id}, data)
+
+    def close_reader(self, fd):
+        if fd in self.readers:
+            del self.readers[fd]
+            try:
+                self.agent.selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+
+    def write_input(self, data, close):
+        if self.stdin is None:
+            return
+        self.pending_input += data
+        self.close_input = self.close_input or close
+        self.flush_input()
+
+    def flush_input(self):
+        if self.stdin is None:
+            return
+        while self.pending_input:
+            try:
+                written = os.write(self.stdin, bytes(self.pending_input[:CHUNK]))
+            except BlockingIOError:
+                break
+            except OSError:
+                self.pending_input = bytearray()
+                break
+            del self.pending_input[:written]
+        registered = self.stdin in self.agent.selector.get_map()
+        if self.pending_input and not registered:
+            self.agent.selector.register(self.stdin, selectors.EVENT_WRITE, (self, "stdin"))
+        elif not self.pending_input and registered:
+            self.agent.selector.unregister(self.stdin)
+        if not self.pending_input and self.close_input:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            self.stdin = None
+
+    def kill(self):
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        sweep_session(self.process.pid)
+
+    def poll(self):
+        if self.finished or self.process.poll() is None:
+            return
+        self.finished = True
+        for fd, kind in list(self.readers.items()):
+            self.drain(fd, kind)
+            self.close_reader(fd)
+        if self.stdin is not None:
+            try:
+                self.agent.selector.unregister(self.stdin)
+            except (KeyError, ValueError):
+                pass
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        code = self.process.returncode
+        self.agent.commands.pop(self.id, None)
+        self.agent.send({"type": "exit", "id": self.id, "exit_code": code if code >= 0 else 128 - code})
+
+
 class Agent(object):
     def __init__(self, zygote):
         self.zygote = zygote
@@ -596,6 +711,7 @@ class Agent(object):
         self.lost = {}
         self.workers = set()
         self.runs = {}
+        self.commands = {}
         self.counter = 0
         self.reader = FrameReader()
 
@@ -613,8 +729,14 @@ class Agent(object):
     def fail(self, request_id, code, message):
         self.send({"type": "error", "id": request_id, "code": code, "message": message})
 
-    def handle(self, header):
+    def handle(self, header, body=b""):
         kind = header.get("type")
+        if kind in ("stdin", "stdin_close"):
+            # Notifications (no id, no answer): input for a command started with stdin open.
+            command = self.commands.get(header.get("target"))
+            if command is not None:
+                command.write_input(body, kind == "stdin_close")
+            return
         request_id = header.get("id")
         if not isinstance(request_id, int):
             self.fail(None, "bad-request", "every request needs an integer id")
@@ -667,6 +789,19 @@ class Agent(object):
             if worker is not None:
                 worker.kill("the context was closed")
             self.send({"type": "closed", "id": request_id})
+        elif kind == "spawn":
+            try:
+                command = Command(self, header)
+            except Exception as error:
+                self.fail(request_id, "spawn-failed", "%s: %s" % (type(error).__name__, error))
+                return
+            self.commands[request_id] = command
+            self.send({"type": "spawned", "id": request_id, "pid": command.process.pid})
+        elif kind == "kill_command":
+            command = self.commands.get(header.get("target"))
+            if command is not None:
+                command.kill()
+            self.send({"type": "ack", "id": request_id})
         elif kind == "shutdown":
             self.shutdown()
         else:
@@ -689,9 +824,16 @@ class Agent(object):
                     run.worker.kill("killed after it did not stop within %d ms of an interrupt" % run.grace)
                 else:
                     nearest = run.kill_at if nearest is None else min(nearest, run.kill_at)
+        if self.commands:
+            # Belt and braces for the SIGCHLD wake-up: look at running commands at least once a second.
+            for command in list(self.commands.values()):
+                command.poll()
+            nearest = now + 1.0 if nearest is None else min(nearest, now + 1.0)
         return None if nearest is None else max(0.0, nearest - now)
 
     def shutdown(self):
+        for command in list(self.commands.values()):
+            command.kill()
         for worker in list(self.workers):
             try:
                 os.killpg(worker.pid, signal.SIGKILL)
@@ -703,6 +845,13 @@ class Agent(object):
         os.set_blocking(0, False)
         self.selector.register(0, selectors.EVENT_READ, (None, "host"))
         self.selector.register(self.zygote.fileno(), selectors.EVENT_READ, (None, "zygote"))
+        # A command's exit wakes the loop: SIGCHLD writes to a pipe the selector watches.
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_read, False)
+        os.set_blocking(wake_write, False)
+        signal.set_wakeup_fd(wake_write)
+        signal.signal(signal.SIGCHLD, lambda _number, _frame: None)
+        self.selector.register(wake_read, selectors.EVENT_READ, (None, "child"))
         self.send({"type": "hello", "id": 0, "protocol": PROTOCOL, "agent": AGENT_VERSION,
                    "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "undumpable": UNDUMPABLE})
         while True:
@@ -721,11 +870,19 @@ class Agent(object):
                     except Exception as error:
                         self.fail(None, "bad-frame", str(error))
                         self.shutdown()
-                    for header, _body in frames:
+                    for header, body in frames:
                         try:
-                            self.handle(header)
+                            self.handle(header, body)
                         except Exception as error:
                             self.fail(header.get("id") if isinstance(header.get("id"), int) else None, "internal", "%s: %s" % (type(error).__name__, error))
+                elif kind == "child":
+                    try:
+                        while os.read(key.fd, 512):
+                            pass
+                    except OSError:
+                        pass
+                    for command in list(self.commands.values()):
+                        command.poll()
                 elif kind == "zygote":
                     # Nothing is ever sent unasked: readable means it exited. Without it no interpreter can start.
                     self.shutdown()
