@@ -199,6 +199,17 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
   });
 
+  it("a context that runs out of memory is reported lost, saying so, and the other contexts live on", async () => {
+    await using sandbox = await createTestSandbox({ metadata: { test: "agent-oom" }, limits: { memoryMiB: 256 } });
+    const hungry = await sandbox.createCodeContext();
+    const other = await sandbox.createCodeContext();
+    await sandbox.runCode("keep = 'kept'", { contextId: other.id });
+    const error = await sandbox.runCode("hog = bytearray(1024 * 1024 * 1024)", { contextId: hungry.id }).then(() => undefined, (failure: unknown) => failure);
+    expect(isSbxError(error, "SBX_INTERPRETER_LOST")).toBe(true);
+    expect((error as { reason?: string }).reason).toContain("out-of-memory");
+    expect((await sandbox.runCode("keep", { contextId: other.id })).results?.[0]?.data["text/plain"]).toBe("'kept'");
+  });
+
   it("a flood from runCode is cut inside the sandbox at the output limit", async () => {
     await using sandbox = await createTestSandbox({ metadata: { test: "agent-flood" } });
     const execution = await sandbox.runCode("import sys\nchunk = 'y' * 65536\nfor _ in range(4096):\n    sys.stdout.write(chunk)\n'flooded'");

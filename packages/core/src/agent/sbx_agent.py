@@ -407,6 +407,7 @@ class Worker(object):
     def start(self, run):
         self.current = run
         run.started = True
+        self.oom_kills = read_oom_kills()
         if run.deadline is not None:
             run.deadline_at = time.monotonic() + run.deadline / 1000.0
         try:
@@ -439,7 +440,12 @@ class Worker(object):
         except OSError:
             data = b""
         if not data:
-            self.kill("the interpreter exited")
+            before = getattr(self, "oom_kills", None)
+            after = read_oom_kills() if before is not None else None
+            if after is not None and after > before:
+                self.kill("the interpreter was killed by the out-of-memory killer (the sandbox's memory limit was reached)")
+            else:
+                self.kill("the interpreter exited")
             return
         try:
             frames = self.reader.feed(data)
@@ -506,6 +512,19 @@ class Worker(object):
             if self.context_id is not None:
                 self.agent.send({"type": "context_lost", "context": self.context_id, "reason": reason})
         self.agent.forget(self)
+
+
+def read_oom_kills():
+    # The sandbox cgroup's out-of-memory kill counter (cgroup v1 or v2), or None where it cannot be read.
+    for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def sweep_session(session):
