@@ -43,9 +43,15 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
   const timers = new Map<string, NodeJS.Timeout>();
   let version: Promise<string> | undefined;
 
+  /** Stops each open sandbox's agent: a sandbox that expires on its timer must not leave its agent running. */
+  const agents = new Map<string, Set<() => Promise<void>>>();
+
   async function destroy(id: string): Promise<void> {
     clearTimeout(timers.get(id));
     timers.delete(id);
+    const stops = [...(agents.get(id) ?? [])];
+    agents.delete(id);
+    await Promise.allSettled(stops.map((stop) => stop()));
     await rm(join(root, id), { recursive: true, force: true });
   }
 
@@ -71,7 +77,7 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       },
       notes: ["example adapter: not an isolation boundary; the workspace is a host folder and commands share the host filesystem"],
     };
-    return withCodeAgent({
+    const driver = withCodeAgent({
       id,
       workspace,
       audit,
@@ -85,6 +91,9 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       rename: (from, to) => files.rename(from, to),
       destroy: () => destroy(id),
     }, { backend: "example" });
+    if (!agents.has(id)) agents.set(id, new Set());
+    agents.get(id)!.add(() => driver.agent.stop());
+    return driver;
   }
 
   return {
