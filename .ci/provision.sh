@@ -15,6 +15,8 @@ command -v docker-registry >/dev/null 2>&1 || need_packages+=(docker-registry)
 command -v iptables >/dev/null 2>&1 || need_packages+=(iptables)
 command -v runsc >/dev/null 2>&1 || need_packages+=(runsc)
 command -v git >/dev/null 2>&1 || need_packages+=(git)
+# Host python3 with matplotlib: core's sandbox-agent test proves figures arrive as image/png (adr/0016).
+/usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || need_packages+=(python3-matplotlib)
 if [ ${#need_packages[@]} -gt 0 ]; then
   log "installing ${need_packages[*]}"
   apt-get update -qq

@@ -12,6 +12,7 @@ const benches = [
   { name: "docker", file: "docker-bench.mjs" },
   { name: "e2b", file: "e2b-bench.mjs" },
   { name: "fake", file: "fake-bench.mjs" },
+  { name: "agent", file: "agent-bench.mjs" },
 ].filter((bench) => !only || bench.name === only);
 
 let failed = 0;

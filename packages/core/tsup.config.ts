@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
 import { baseTsupOptions } from "../../tsup.base.ts";
 
-export default defineConfig({ ...baseTsupOptions });
+// The sandbox agent's Python source is bundled as text.
+export default defineConfig({ ...baseTsupOptions, loader: { ".py": "text" } });

@@ -4,7 +4,7 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { defineCapabilities, SandboxNotFoundError, type BackendStatus, type DriverAudit, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities, SandboxNotFoundError, withCodeAgent, type BackendStatus, type DriverAudit, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
 import { WorkspaceFiles } from "./workspace-files.js";
 
@@ -25,10 +25,10 @@ interface SandboxState {
 
 /**
  * The manifest: declared once, never changed. Everything not listed is off, and core refuses it for us with
- * `CapabilityNotSupportedError` (no allowlist, no mounts, no limits, no stateful code, no rich results).
- * runCode needs no code here: without `driver.runCode`, core runs one-shot Python through `spawn`.
+ * `CapabilityNotSupportedError` (no allowlist, no mounts, no limits). Code contexts and rich results cost one line:
+ * the driver is wrapped with core's `withCodeAgent`, which runs the sbx sandbox agent through our own `spawn`.
  */
-const CAPABILITIES = defineCapabilities({ BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] });
+const CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] });
 
 const ID_PATTERN = /^sbx-example-[0-9a-f]{16}$/;
 
@@ -43,9 +43,15 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
   const timers = new Map<string, NodeJS.Timeout>();
   let version: Promise<string> | undefined;
 
+  /** Stops each open sandbox's agent: a sandbox that expires on its timer must not leave its agent running. */
+  const agents = new Map<string, Set<() => Promise<void>>>();
+
   async function destroy(id: string): Promise<void> {
     clearTimeout(timers.get(id));
     timers.delete(id);
+    const stops = [...(agents.get(id) ?? [])];
+    agents.delete(id);
+    await Promise.allSettled(stops.map((stop) => stop()));
     await rm(join(root, id), { recursive: true, force: true });
   }
 
@@ -79,7 +85,7 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       },
       notes: ["example adapter: not an isolation boundary; the workspace is a host folder and commands share the host filesystem"],
     };
-    return {
+    const driver = withCodeAgent({
       id,
       workspace,
       audit,
@@ -95,7 +101,10 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       mkdir: checked((path: string) => files.mkdir(path)),
       rename: checked((from: string, to: string) => files.rename(from, to)),
       destroy: () => destroy(id),
-    };
+    }, { backend: "example" });
+    if (!agents.has(id)) agents.set(id, new Set());
+    agents.get(id)!.add(() => driver.agent.stop());
+    return driver;
   }
 
   return {

@@ -56,12 +56,16 @@ export const CONTRACT_TEST_IDS = [
   "run-code.error",
   "run-code.results-null",
   "run-code.rich-results",
+  "run-code.rich-html",
+  "run-code.rich-display-order",
+  "run-code.rich-png",
   "run-code.fresh-each-run",
   "run-code.unknown-language",
   "run-code.refused",
 
   "code-contexts.state-kept",
   "code-contexts.isolated",
+  "code-contexts.timeout-keeps-others",
   "code-contexts.refused",
 
   "network.deny-blocks",

@@ -21,3 +21,7 @@ export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime
 export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
 export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
 export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";
+export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
+export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
+export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
+export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";

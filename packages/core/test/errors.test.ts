@@ -3,6 +3,7 @@ import {
   AbortedError,
   BackendUnavailableError,
   CapabilityNotSupportedError,
+  CodeInterpreterLostError,
   FileNotFoundError,
   InvalidArgumentError,
   isSbxError,
@@ -10,6 +11,7 @@ import {
   PathError,
   PolicyNotEnforcedError,
   ProviderError,
+  RuntimeMissingError,
   SandboxClosedError,
   SandboxNotFoundError,
   SbxError,
@@ -32,7 +34,15 @@ describe("error classes", () => {
     ["PolicyNotEnforcedError", new PolicyNotEnforcedError({ policy: "limits.memoryMiB", message: "m" }), "SBX_POLICY_NOT_ENFORCED", "PolicyNotEnforcedError"],
     ["OutOfMemoryError", new OutOfMemoryError({ memoryMiB: 64, message: "m" }), "SBX_OUT_OF_MEMORY", "OutOfMemoryError"],
     ["UnsupportedSpecificationError", new UnsupportedSpecificationError({ message: "m" }), "SBX_UNSUPPORTED_SPECIFICATION", "UnsupportedSpecificationError"],
+    ["CodeInterpreterLostError", new CodeInterpreterLostError({ contextId: "ctx-1", reason: "the sandbox agent exited" }), "SBX_INTERPRETER_LOST", "CodeInterpreterLostError"],
+    ["RuntimeMissingError", new RuntimeMissingError({ runtime: "python3" }), "SBX_RUNTIME_MISSING", "RuntimeMissingError"],
   ];
+
+  it("a lost context is not retryable (its state is gone); a lost one-shot run is", () => {
+    expect(new CodeInterpreterLostError({ contextId: "ctx-1", reason: "r" }).retryable).toBe(false);
+    expect(new CodeInterpreterLostError({ contextId: null, reason: "r" }).retryable).toBe(true);
+    expect(new RuntimeMissingError({ runtime: "python3" }).message).toContain("python3");
+  });
 
   it.each(cases)("%s has its stable code, its name, and is an Error and an SbxError", (_label, error, code, name) => {
     expect(error.code).toBe(code);

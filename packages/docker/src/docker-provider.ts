@@ -7,6 +7,7 @@ import {
   SbxError,
   defineCapabilities,
   throwIfAborted,
+  withCodeAgent,
   type BackendStatus,
   type DriverAudit,
   type ProviderCreateRequest,
@@ -28,7 +29,7 @@ import { SandboxFiles } from "./sandbox-files.js";
 import { describeEndpoint, parseDockerSettings, resolveEndpoint, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
 
 /** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
-export const DOCKER_CAPABILITIES = defineCapabilities({ BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
+export const DOCKER_CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
 
 /** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
 export const PROCESS_SESSION = randomUUID();
@@ -161,7 +162,8 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     oomKills = count;
     return count > previous;
   };
-  return {
+  // runCode and code contexts go through the sbx sandbox agent (core), started lazily with one long-lived exec.
+  return withCodeAgent({
     id,
     workspace: policy.workspace,
     audit,
@@ -178,7 +180,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
       destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
       return destroyed;
     },
-  };
+  }, { backend: "docker" });
 }
 
 /** Maps an engine error at create time to a typed sbx error. */

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { describeGroup, expectCapabilityRefused, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import { describeGroup, expectCapabilityRefused, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
 /** Registers the `runCode()` tests, or their refusal when the manifest lists no languages (or not Python). */
 export function registerRunCodeTests(harness: ContractHarness): void {
@@ -45,6 +45,35 @@ export function registerRunCodeTests(harness: ContractHarness): void {
       expect(Array.isArray(execution.results)).toBe(true);
       const main = execution.results!.find((result) => result.isMainResult);
       expect(main?.data["text/plain"]).toBe("2");
+    });
+
+    contractTest("run-code.rich-html", "with RICH_RESULTS, an object with _repr_html_ as the last expression gives text/html", async () => {
+      await using sandbox = await harness.createSandbox();
+      const execution = await sandbox.runCode("class Page:\n    def _repr_html_(self):\n        return '<b>sbx</b>'\nPage()");
+      expect(execution.error).toBeNull();
+      const main = execution.results!.filter((result) => result.isMainResult);
+      expect(main).toHaveLength(1);
+      expect(main[0]!.data["text/html"]).toBe("<b>sbx</b>");
+      expect(typeof main[0]!.data["text/plain"]).toBe("string");
+      expect(execution.stdout).toBe("");
+    });
+
+    contractTest("run-code.rich-display-order", "with RICH_RESULTS, display() of two objects gives two results, in order, not main", async () => {
+      await using sandbox = await harness.createSandbox();
+      const execution = await sandbox.runCode("display('first')\ndisplay(2)\nprint('printed')");
+      expect(execution.error).toBeNull();
+      const displayed = execution.results!.filter((result) => !result.isMainResult);
+      expect(displayed.map((result) => result.data["text/plain"])).toEqual(["'first'", "2"]);
+      expect(execution.results!.filter((result) => result.isMainResult)).toEqual([]);
+      expect(execution.stdout).toBe("printed\n");
+    });
+
+    contractTest("run-code.rich-png", "with RICH_RESULTS, _repr_png_ bytes arrive as base64 image/png", async () => {
+      await using sandbox = await harness.createSandbox();
+      const execution = await sandbox.runCode("class Picture:\n    def _repr_png_(self):\n        return b'\\x89PNG\\r\\n\\x1a\\nsbx'\nPicture()");
+      expect(execution.error).toBeNull();
+      const main = execution.results!.find((result) => result.isMainResult);
+      expect(Buffer.from(main!.data["image/png"]!, "base64")).toEqual(Buffer.from("\x89PNG\r\n\x1a\nsbx", "latin1"));
     });
   } else {
     contractTest("run-code.results-null", "without RICH_RESULTS, results is null (never parsed from stdout)", async () => {
@@ -95,6 +124,18 @@ export function registerCodeContextsTests(harness: ContractHarness): void {
     await sandbox.runCode("x = 41", { contextId: first.id });
     expect((await sandbox.runCode("print(x)", { contextId: second.id })).error?.name).toBe("NameError");
     expect((await sandbox.runCode("print(x)")).error?.name).toBe("NameError");
+  });
+
+  contractTest("code-contexts.timeout-keeps-others", "a runaway cell is stopped on timeout while another context keeps its state", async () => {
+    await using sandbox = await harness.createSandbox();
+    const runaway = await sandbox.createCodeContext();
+    const other = await sandbox.createCodeContext();
+    expect((await sandbox.runCode("kept = 'sbx-kept'", { contextId: other.id })).error).toBeNull();
+    const timedOut = await expectSbxError(sandbox.runCode("while True:\n    pass", { contextId: runaway.id, timeoutMs: 1500 }), "SBX_TIMEOUT");
+    expect((timedOut as { timeoutMs?: number }).timeoutMs).toBe(1500);
+    const after = await sandbox.runCode("print(kept)", { contextId: other.id });
+    expect(after.error).toBeNull();
+    expect(after.stdout).toBe("sbx-kept\n");
   });
 }
 

@@ -1,3 +1,4 @@
 export * from "./sbx-error.js";
 export * from "./errors.js";
 export * from "./credential-errors.js";
+export * from "./agent-errors.js";

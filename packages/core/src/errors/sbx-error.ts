@@ -18,9 +18,10 @@ export type SbxErrorCode =
   | "SBX_UNSUPPORTED_SPECIFICATION"
   | "SBX_FILE_TOO_LARGE"
   | "SBX_CALLBACK_FAILED"
-
   | "SBX_CREDENTIAL_ISSUE"
-  | "SBX_CREDENTIAL_REVOCATION";
+  | "SBX_CREDENTIAL_REVOCATION"
+  | "SBX_INTERPRETER_LOST"
+  | "SBX_RUNTIME_MISSING";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

@@ -142,6 +142,11 @@ export interface DriverExecution {
   readonly outOfMemoryKilled?: boolean | null;
   /** The interpreter's exit code, for process-per-run backends; absent otherwise. A signal death (128 + N) without `error` is reported as `KilledError`. */
   readonly exitCode?: number | null;
+  /**
+   * Output bytes the backend itself cut inside the sandbox past its output limit (never delivered to `onStdout` /
+   * `onStderr`), so core can count them and report truncation. Omitted when the backend cuts nothing.
+   */
+  readonly droppedBytes?: { readonly stdout: number; readonly stderr: number };
 }
 
 /**

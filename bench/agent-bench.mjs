@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// The sbx sandbox agent on Docker against raw dockerode `docker exec true`, measured in the same run, with E2B's
+// runCode through the emulator beside it. Each row alternates with the raw baseline, iteration by iteration.
+// Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec.
+// Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
+import { randomUUID } from "node:crypto";
+import { createSandbox, createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core";
+import { buildContainerConfig, createSandboxProvider, parseDockerSettings, requestedPolicy } from "@sbx/docker";
+import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
+import { startE2BEmulator } from "@sbx/e2b-emulator";
+import Docker from "dockerode";
+import { formatTable, median, p95, time } from "./lib/stats.mjs";
+
+const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
+const iterations = Number(process.argv[2] ?? 40);
+const docker = new Docker();
+const provider = createSandboxProvider({ image });
+const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: { bench: "agent" }, mounts: [], user: "default", allowFake: false, settings: {} };
+
+async function rawExecTrue(container) {
+  const exec = await container.exec({ Cmd: ["true"], AttachStdout: true, AttachStderr: true, Tty: false, User: "10001:10001" });
+  const stream = await exec.start({ hijack: false, stdin: false });
+  await new Promise((resolve, reject) => {
+    stream.on("data", () => {});
+    stream.once("end", resolve);
+    stream.once("error", reject);
+  });
+  for (;;) {
+    const info = await exec.inspect();
+    if (!info.Running) return info.ExitCode;
+  }
+}
+
+/** Times `work` and the raw baseline alternately; returns both sample lists. */
+async function alternate(count, work, raw) {
+  await work();
+  await raw();
+  const samples = { work: [], raw: [] };
+  for (let index = 0; index < count; index++) {
+    globalThis.gc?.();
+    if (index % 2 === 0) {
+      samples.work.push(await time(work));
+      samples.raw.push(await time(raw));
+    } else {
+      samples.raw.push(await time(raw));
+      samples.work.push(await time(work));
+    }
+  }
+  return samples;
+}
+
+const rows = [];
+function row(name, work, raw, target) {
+  const ratio = raw ? median(work) / median(raw) : undefined;
+  const pass = target === undefined || ratio === undefined ? "-" : ratio <= target ? "yes" : "NO";
+  rows.push([name, median(work).toFixed(1), p95(work).toFixed(1), raw ? median(raw).toFixed(1) : "-", ratio === undefined ? "-" : ratio.toFixed(3), target === undefined ? "-" : `<= ${target}`, pass]);
+}
+
+const rawContainer = await docker.createContainer(buildContainerConfig(requestedPolicy(image, defaults, parseDockerSettings({ image })), { session: `bench-${randomUUID()}`, metadata: { bench: "agent" } }));
+await rawContainer.start();
+const raw = () => rawExecTrue(rawContainer);
+const sandbox = await createSandbox(provider, { metadata: { bench: "agent" } });
+let emulator;
+try {
+  const context = await sandbox.createCodeContext();
+  await sandbox.runCode("x = 0", { contextId: context.id });
+  const stateful = await alternate(iterations, () => sandbox.runCode("x += 1; x", { contextId: context.id }), raw);
+  row("stateful runCode `x += 1; x` (agent)", stateful.work, stateful.raw, 0.15);
+  row("raw dockerode exec `true`", stateful.raw);
+  const oneShot = await alternate(iterations, () => sandbox.runCode("1 + 1"), raw);
+  row("one-shot runCode `1 + 1` (agent)", oneShot.work, oneShot.raw, 0.3);
+
+  // Before: the same one-shot through a plain exec (core's runPythonOneShot, what Docker did without the agent).
+  const driver = await provider.create({ target: image, options: defaults });
+  try {
+    const quiet = { code: "1 + 1", language: "python", env: {}, cwd: driver.workspace, onStdout: () => {}, onStderr: () => {}, signal: new AbortController().signal };
+    const before = await alternate(Math.min(iterations, 20), () => runPythonOneShot(driver, quiet), raw);
+    row("one-shot runCode via plain exec (before)", before.work, before.raw);
+    const command = await alternate(Math.min(iterations, 20), () => sandbox.commands.run("true"), raw);
+    row("commands.run(`true`) (plain exec; no agent path)", command.work, command.raw);
+    // Commands through the agent (opt-in `withCodeAgent(driver, { commands: "agent" })`, off on Docker by default).
+    const throughAgent = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
+    await throughAgent.runCode("1");
+    const warm = await alternate(iterations, () => throughAgent.commands.run("true"), raw);
+    row("commands.run(`true`) through the agent (opt-in)", warm.work, warm.raw, 0.15);
+  } finally {
+    await driver.destroy();
+  }
+
+  // The agent's start: paid by the first code call of a sandbox (lazy), never by create.
+  const creates = [];
+  const firstCalls = [];
+  for (let index = 0; index < Math.max(3, Math.round(iterations / 8)); index++) {
+    let fresh;
+    creates.push(await time(async () => (fresh = await createSandbox(provider, { metadata: { bench: "agent" } }))));
+    firstCalls.push(await time(() => fresh.runCode("1 + 1")));
+    await fresh.kill();
+  }
+  row("create (agent not started: lazy)", creates);
+  row("first runCode of a sandbox (agent start + run)", firstCalls);
+
+  try {
+    emulator = await startE2BEmulator({ image });
+    const e2b = await createSandbox(createE2BProvider({ ...emulator.connectionOptions }));
+    try {
+      const e2bContext = await e2b.createCodeContext();
+      await e2b.runCode("x = 0", { contextId: e2bContext.id });
+      const e2bStateful = await alternate(Math.min(iterations, 20), () => e2b.runCode("x += 1; x", { contextId: e2bContext.id }), raw);
+      row("E2B (emulator) stateful runCode `x += 1; x`", e2bStateful.work, e2bStateful.raw);
+      const e2bOneShot = await alternate(Math.min(iterations, 20), () => e2b.runCode("1 + 1"), raw);
+      row("E2B (emulator) runCode `1 + 1` (default context)", e2bOneShot.work, e2bOneShot.raw);
+    } finally {
+      await e2b.kill();
+    }
+  } catch (error) {
+    console.error(`E2B emulator rows skipped: ${error instanceof Error ? error.message : String(error)}`);
+  }
+} finally {
+  await sandbox.kill();
+  await rawContainer.remove({ force: true, v: true }).catch(() => {});
+  await emulator?.stop();
+}
+
+console.log(`\nsbx sandbox agent on Docker (${image}), ${iterations} iterations, ms; ratio = median / median of raw exec \`true\` in the same run\n`);
+console.log(formatTable(["case", "p50", "p95", "raw exec p50", "ratio", "target", "met"], rows));

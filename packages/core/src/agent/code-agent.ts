@@ -1,0 +1,57 @@
+import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
+import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
+
+/** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
+export type SandboxDriverWithAgent = SandboxDriverV1 & Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext">> & {
+  /** The agent client, for adapters and tests that need more (closing a context, the agent's hello). */
+  readonly agent: SandboxAgentClient;
+};
+
+/**
+ * Lets any driver that can `spawn` a process with stdin and stdout offer persistent code contexts and rich results:
+ * returns a driver whose `runCode` and `createCodeContext` go through the sbx sandbox agent (Python 3.8+ stdlib,
+ * injected at runtime, started lazily with one long-lived spawn on the first call). The adapter then declares
+ * `STATEFUL_CODE` and `RICH_RESULTS` in its manifest. Every other primitive is the driver's own; `destroy` stops the
+ * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
+ * @example return withCodeAgent(driver, { backend: "docker" });
+ */
+export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClientOptions & {
+  /**
+   * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
+   * `spawn` otherwise or if the agent refuses. Default `"driver"`: commands always use the driver's `spawn`, which is
+   * where a backend's own kill verification and out-of-memory reporting live (the agent path reports
+   * `outOfMemoryKilled: null` and verifies kills only within the command's session).
+   */
+  commands?: "agent" | "driver";
+}): SandboxDriverWithAgent {
+  const agent = new SandboxAgentClient(driver, options);
+  const commandsThroughAgent = options.commands === "agent";
+  return {
+    get id() {
+      return driver.id;
+    },
+    get workspace() {
+      return driver.workspace;
+    },
+    get audit() {
+      return driver.audit;
+    },
+    agent,
+    spawn: (request) => (commandsThroughAgent && agent.warm ? agent.spawnCommand(request).catch(() => driver.spawn(request)) : driver.spawn(request)),
+    // A per-call output limit, when core passes one, is applied inside the sandbox too.
+    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: (request as CodeRequest & { outputLimitBytes?: number }).outputLimitBytes }),
+    createCodeContext: (request) => agent.createContext(request),
+    readFile: (path, fileOptions) => driver.readFile(path, fileOptions),
+    writeFile: (path, data, fileOptions) => driver.writeFile(path, data, fileOptions),
+    list: (path, fileOptions) => driver.list(path, fileOptions),
+    stat: (path, fileOptions) => driver.stat(path, fileOptions),
+    remove: (path, fileOptions) => driver.remove(path, fileOptions),
+    mkdir: (path, fileOptions) => driver.mkdir(path, fileOptions),
+    rename: (from, to, fileOptions) => driver.rename(from, to, fileOptions),
+    async destroy() {
+      // Bounded: a stuck agent must not hold up the sandbox's removal, which ends the agent anyway.
+      await Promise.race([agent.stop().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      await driver.destroy();
+    },
+  };
+}

@@ -1,0 +1,930 @@
+# The sbx sandbox agent, protocol 1. Python 3.8+ standard library only. See docs/agent-protocol.md and adr/0016.
+# Started as `python3 -I -u -c <this source>`: nothing is written to the sandbox's disk.
+import array, ast, base64, builtins, io, json, linecache, os, selectors, signal, socket, struct, subprocess, sys, time, traceback, types
+
+PROTOCOL = 1
+AGENT_VERSION = "0.1.0"
+MAX_FRAME = 64 * 1024 * 1024
+CHUNK = 65536
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+
+
+def make_undumpable():
+    # Non-dumpable: processes of the same uid can no longer ptrace this one, read its memory or environ, or open
+    # its /proc/<pid>/fd/* (so they cannot write forged frames into its pipes). Inherited across fork.
+    try:
+        import ctypes
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+    except Exception:
+        return False
+
+
+def die_with_parent():
+    # PR_SET_PDEATHSIG(SIGKILL): this process is killed the moment its parent dies, so the zygote ends with the agent
+    # and every interpreter with the zygote, whoever kills the agent and however (even SIGKILL of a stopped agent).
+    try:
+        import ctypes
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(0)
+    except Exception:
+        pass
+
+
+def encode_frame(header, body=b""):
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return struct.pack(">II", 4 + len(head) + len(body), len(head)) + head + body
+
+
+class FrameReader(object):
+    def __init__(self):
+        self.buffer = bytearray()
+
+    def feed(self, data):
+        self.buffer += data
+        frames = []
+        while len(self.buffer) >= 8:
+            total, head_length = struct.unpack(">II", bytes(self.buffer[:8]))
+            if total > MAX_FRAME or head_length > total - 4:
+                raise ValueError("bad frame length")
+            if len(self.buffer) < 4 + total:
+                break
+            head = bytes(self.buffer[8:8 + head_length])
+            body = bytes(self.buffer[8 + head_length:4 + total])
+            del self.buffer[:4 + total]
+            header = json.loads(head.decode("utf-8"))
+            if not isinstance(header, dict):
+                raise ValueError("a frame header must be an object")
+            frames.append((header, body))
+        return frames
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send_fds(sock, message, fds):
+    sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+
+
+def receive_fds(sock, size, count):
+    fds = array.array("i")
+    message, ancillary, _flags, _address = sock.recvmsg(size, socket.CMSG_LEN(count * fds.itemsize))
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[:len(data) - (len(data) % fds.itemsize)])
+    return message, list(fds)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Worker: one interpreter (a context, or a one-shot run). Forked from the zygote, never from the agent, so it holds
+# nothing another context sent. fds: 0 /dev/null, 1 and 2 its own output pipes, control_in/control_out frames.
+
+MIME_METHODS = (
+    ("_repr_html_", "text/html"),
+    ("_repr_markdown_", "text/markdown"),
+    ("_repr_svg_", "image/svg+xml"),
+    ("_repr_png_", "image/png"),
+    ("_repr_jpeg_", "image/jpeg"),
+    ("_repr_json_", "application/json"),
+    ("_repr_latex_", "text/latex"),
+    ("_repr_javascript_", "application/javascript"),
+)
+BINARY_MIME = ("image/png", "image/jpeg")
+
+
+def mime_value(mime, value):
+    if isinstance(value, tuple) and len(value) == 2:
+        value = value[0]
+    if value is None:
+        return None
+    if mime in BINARY_MIME:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return base64.b64encode(bytes(value)).decode("ascii")
+        return str(value)
+    if mime == "application/json":
+        return value if isinstance(value, str) else json.dumps(value)
+    return value if isinstance(value, str) else str(value)
+
+
+def figure_png(value):
+    try:
+        buffer = io.BytesIO()
+        value.savefig(buffer, format="png", bbox_inches="tight")
+        return base64.b64encode(buffer.getvalue()).decode("ascii")
+    except Exception:
+        return None
+
+
+def is_figure(value):
+    kind = type(value)
+    return kind.__name__ == "Figure" and kind.__module__.startswith("matplotlib")
+
+
+def mime_bundle(value):
+    try:
+        data = {"text/plain": repr(value)}
+    except Exception as error:
+        data = {"text/plain": "<repr() failed: %s>" % type(error).__name__}
+    if isinstance(value, type):
+        return data
+    bundle_method = getattr(value, "_repr_mimebundle_", None)
+    if callable(bundle_method):
+        try:
+            bundle = bundle_method()
+            if isinstance(bundle, tuple):
+                bundle = bundle[0]
+            if isinstance(bundle, dict):
+                for mime, item in bundle.items():
+                    converted = mime_value(str(mime), item)
+                    if converted is not None:
+                        data[str(mime)] = converted
+        except Exception:
+            pass
+    for method_name, mime in MIME_METHODS:
+        if mime in data:
+            continue
+        method = getattr(value, method_name, None)
+        if not callable(method):
+            continue
+        try:
+            converted = mime_value(mime, method())
+        except Exception:
+            continue
+        if converted is not None:
+            data[mime] = converted
+    if is_figure(value) and "image/png" not in data:
+        png = figure_png(value)
+        if png is not None:
+            data["image/png"] = png
+    return data
+
+
+def worker_main(stdout_fd, stderr_fd, control_in, control_out):
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
+    for fd in (null, stdout_fd, stderr_fd):
+        if fd > 2:
+            os.close(fd)
+    for fd in (control_in, control_out):
+        os.set_inheritable(fd, False)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
+    state = {"running": False, "cells": 0}
+
+    def on_interrupt(_number, _frame):
+        if state["running"]:
+            raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGINT, on_interrupt)
+
+    def send(header):
+        write_all(control_out, encode_frame(header))
+
+    def publish(value, main):
+        send({"type": "result", "main": main, "data": mime_bundle(value)})
+
+    def display(*values, **_options):
+        for value in values:
+            publish(value, False)
+
+    builtins.display = display
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    module.__dict__["display"] = display
+    sys.modules["__main__"] = module
+    sys.argv = ["<code>"]
+    sys.path.insert(0, "")
+    namespace = module.__dict__
+    reader = FrameReader()
+
+    def publish_open_figures():
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is None:
+            return
+        try:
+            for number in pyplot.get_fignums():
+                figure = pyplot.figure(number)
+                png = figure_png(figure)
+                if png is not None:
+                    send({"type": "result", "main": False, "data": {"text/plain": repr(figure), "image/png": png}})
+            pyplot.close("all")
+        except Exception:
+            pass
+
+    def run(message):
+        state["cells"] += 1
+        filename = "<cell-%d>" % state["cells"]
+        code = message.get("code", "")
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        env = message.get("env") or {}
+        for name, value in env.items():
+            os.environ[str(name)] = str(value)
+        if message.get("cwd"):
+            try:
+                os.chdir(message["cwd"])
+            except OSError:
+                pass
+        error = None
+        last_value = None
+        has_value = False
+        state["running"] = True
+        try:
+            tree = ast.parse(code, filename, "exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = tree.body.pop()
+            exec(compile(tree, filename, "exec"), namespace)
+            if last is not None:
+                last_value = eval(compile(ast.Expression(body=last.value), filename, "eval"), namespace)
+                has_value = True
+        except BaseException as exception:
+            state["running"] = False
+            if isinstance(exception, SystemExit) and (exception.code is None or exception.code == 0):
+                error = None
+            else:
+                error = describe_error(exception)
+        finally:
+            state["running"] = False
+        try:
+            if error is None and has_value and last_value is not None:
+                namespace["_"] = last_value
+                if is_figure(last_value):
+                    try:
+                        sys.modules["matplotlib.pyplot"].close(last_value)
+                    except Exception:
+                        pass
+                publish(last_value, True)
+            publish_open_figures()
+        except BaseException as exception:
+            if error is None:
+                error = describe_error(exception)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        send({"type": "done", "error": error})
+
+    def describe_error(exception):
+        # Frames of this program ("<string>") and of the compiler are not the user's: leave them out.
+        frames = [frame for frame in traceback.extract_tb(exception.__traceback__)
+                  if frame.filename != "<string>" and not frame.filename.endswith(os.sep + "ast.py")]
+        lines = []
+        if frames:
+            lines.append("Traceback (most recent call last):\n")
+            lines.extend(traceback.format_list(frames))
+        lines.extend(traceback.format_exception_only(type(exception), exception))
+        text = "".join(lines)
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except Exception:
+            pass
+        try:
+            value = str(exception)
+        except Exception:
+            value = "<str() failed>"
+        return {"name": type(exception).__name__, "value": value, "traceback": text}
+
+    while True:
+        try:
+            data = os.read(control_in, CHUNK)
+        except KeyboardInterrupt:
+            continue
+        if not data:
+            os._exit(0)
+        for header, _body in reader.feed(data):
+            if header.get("type") == "run":
+                run(header)
+            elif header.get("type") == "init":
+                try:
+                    os.chdir(header.get("cwd") or ".")
+                except OSError:
+                    pass
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Zygote: forked before the agent reads a single request; forks workers on demand. Its memory never holds a request.
+
+def zygote_main(sock):
+    die_with_parent()
+    for fd in (0, 1, 2):
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, fd)
+        os.close(null)
+    children = set()
+
+    def reap(_number=None, _frame=None):
+        while children:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                children.clear()
+                return
+            if pid == 0:
+                return
+            children.discard(pid)
+
+    signal.signal(signal.SIGCHLD, reap)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            message, fds = receive_fds(sock, 16, 4)
+        except OSError:
+            message, fds = b"", []
+        if not message or len(fds) != 4:
+            for pid in list(children):
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os._exit(0)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                die_with_parent()
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                worker_main(*fds)
+            finally:
+                os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        children.add(pid)
+        sock.sendall(struct.pack(">i", pid))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Agent: the only process that talks to the host.
+
+class Worker(object):
+    def __init__(self, agent, context_id, cwd):
+        self.agent = agent
+        self.context_id = context_id
+        stdout_read, stdout_write = os.pipe()
+        stderr_read, stderr_write = os.pipe()
+        in_read, in_write = os.pipe()
+        out_read, out_write = os.pipe()
+        child_ends = [stdout_write, stderr_write, in_read, out_write]
+        try:
+            send_fds(agent.zygote, b"F", child_ends)
+            answer = b""
+            while len(answer) < 4:
+                part = agent.zygote.recv(4 - len(answer))
+                if not part:
+                    raise OSError("the zygote exited")
+                answer += part
+            self.pid = struct.unpack(">i", answer)[0]
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        self.stdout = stdout_read
+        self.stderr = stderr_read
+        self.control_in = in_write
+        self.control_out = out_read
+        self.reader = FrameReader()
+        self.current = None
+        self.queue = []
+        self.lost = None
+        for fd, kind in ((self.stdout, "stdout"), (self.stderr, "stderr"), (self.control_out, "control")):
+            os.set_blocking(fd, False)
+            agent.selector.register(fd, selectors.EVENT_READ, (self, kind))
+        if cwd:
+            write_all(self.control_in, encode_frame({"type": "init", "cwd": cwd}))
+
+    def start(self, run):
+        self.current = run
+        run.started = True
+        self.oom_kills = read_oom_kills()
+        if run.deadline is not None:
+            run.deadline_at = time.monotonic() + run.deadline / 1000.0
+        try:
+            write_all(self.control_in, encode_frame({"type": "run", "code": run.code, "env": run.env, "cwd": run.cwd}))
+        except OSError:
+            self.kill("the interpreter exited")
+
+    def drain(self, fd, kind):
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                data = b""
+            if not data:
+                return False
+            if self.current is not None:
+                self.current.output(kind, data)
+
+    def on_readable(self, fd, kind):
+        if kind != "control":
+            if not self.drain(fd, kind):
+                self.agent.selector.unregister(fd)
+            return
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            before = getattr(self, "oom_kills", None)
+            after = read_oom_kills() if before is not None else None
+            if after is not None and after > before:
+                self.kill("the interpreter was killed by the out-of-memory killer (the sandbox's memory limit was reached)")
+            else:
+                self.kill("the interpreter exited")
+            return
+        try:
+            frames = self.reader.feed(data)
+        except Exception:
+            self.kill("the interpreter sent a malformed frame")
+            return
+        for header, _body in frames:
+            if self.lost is not None:
+                return
+            kind_of = header.get("type")
+            if kind_of == "result" and self.current is not None:
+                self.current.result(header)
+            elif kind_of == "done" and self.current is not None:
+                self.drain(self.stdout, "stdout")
+                self.drain(self.stderr, "stderr")
+                run = self.current
+                self.current = None
+                error = header.get("error")
+                run.finish(error if isinstance(error, dict) else None, None)
+                self.after_run()
+
+    def after_run(self):
+        if self.context_id is None:
+            self.kill(None)
+        elif self.queue:
+            self.start(self.queue.pop(0))
+
+    def interrupt(self):
+        try:
+            os.kill(self.pid, signal.SIGINT)
+        except OSError:
+            pass
+
+    def kill(self, reason):
+        """Ends the interpreter. `reason` None: a one-shot run that finished normally (nothing pending)."""
+        if self.lost is not None:
+            return
+        self.lost = reason or "finished"
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        if reason is not None:
+            sweep_session(self.pid)
+        for fd in (self.stdout, self.stderr, self.control_out):
+            try:
+                self.agent.selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+        if self.current is not None:
+            self.drain(self.stdout, "stdout")
+            self.drain(self.stderr, "stderr")
+        for fd in (self.stdout, self.stderr, self.control_out, self.control_in):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        pending = ([self.current] if self.current is not None else []) + self.queue
+        self.current = None
+        self.queue = []
+        if reason is not None:
+            for run in pending:
+                run.finish(None, reason)
+            if self.context_id is not None:
+                self.agent.send({"type": "context_lost", "context": self.context_id, "reason": reason})
+        self.agent.forget(self)
+
+
+def read_oom_kills():
+    # The sandbox cgroup's out-of-memory kill counter (cgroup v1 or v2), or None where it cannot be read.
+    for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def sweep_session(session):
+    # Kills processes left in the worker's session (a double fork keeps the session even with a new group).
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if int(fields[3]) == session:
+                os.kill(int(entry), signal.SIGKILL)
+        except (OSError, IndexError, ValueError):
+            pass
+
+
+class Run(object):
+    def __init__(self, agent, request, one_shot):
+        self.agent = agent
+        self.id = request["id"]
+        self.code = str(request.get("code", ""))
+        self.env = dict((str(k), str(v)) for k, v in (request.get("env") or {}).items())
+        # A context keeps its own working directory between runs (as a notebook does); a one-shot run starts in cwd.
+        self.cwd = request.get("cwd") if one_shot else None
+        deadline = request.get("deadline_ms")
+        self.deadline = deadline if isinstance(deadline, (int, float)) and deadline > 0 else None
+        self.deadline_at = None
+        limit = request.get("output_limit_bytes")
+        self.limit = limit if isinstance(limit, int) and limit >= 0 else 16 * 1024 * 1024
+        self.grace = request.get("grace_ms") if isinstance(request.get("grace_ms"), int) else 2000
+        self.sent = {"stdout": 0, "stderr": 0, "results": 0}
+        self.dropped = {"stdout": 0, "stderr": 0, "results": 0}
+        self.stop_reason = None
+        self.kill_at = None
+        self.started = False
+        self.finished = False
+        self.worker = None
+
+    def output(self, kind, data):
+        room = self.limit - self.sent[kind]
+        if room <= 0:
+            self.dropped[kind] += len(data)
+            return
+        kept = data[:room]
+        self.dropped[kind] += len(data) - len(kept)
+        self.sent[kind] += len(kept)
+        self.agent.send({"type": kind, "id": self.id}, kept)
+
+    def result(self, header):
+        data = header.get("data")
+        if not isinstance(data, dict):
+            return
+        size = sum(len(str(value)) for value in data.values())
+        if self.sent["results"] + size > MAX_RESULT_BYTES:
+            self.dropped["results"] += 1
+            return
+        self.sent["results"] += size
+        self.agent.send({"type": "result", "id": self.id, "main": header.get("main") is True, "data": dict((str(k), str(v)) for k, v in data.items())})
+
+    def stop(self, reason):
+        if self.finished or self.stop_reason is not None:
+            return
+        self.stop_reason = reason
+        if not self.started:
+            self.finish(None, None)
+            return
+        self.worker.interrupt()
+        self.kill_at = time.monotonic() + self.grace / 1000.0
+
+    def finish(self, error, lost):
+        if self.finished:
+            return
+        self.finished = True
+        self.agent.runs.pop(self.id, None)
+        status = self.stop_reason or "ok"
+        self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "dropped": self.dropped})
+
+
+class Command(object):
+    """A shell command started by the agent (commands through the agent): its own session, raw output forwarded."""
+
+    def __init__(self, agent, request):
+        self.agent = agent
+        self.id = request["id"]
+        env = dict(os.environ)
+        for name, value in (request.get("env") or {}).items():
+            env[str(name)] = str(value)
+        self.process = subprocess.Popen(
+            ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", str(request.get("cwd") or "."), str(request.get("command", ""))],
+            env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+        self.pending_input = bytearray()
+        self.close_input = False
+        self.stdin = self.process.stdin.fileno() if self.process.stdin else None
+        self.readers = {}
+        for stream, kind in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr")):
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            self.readers[fd] = kind
+            agent.selector.register(fd, selectors.EVENT_READ, (self, kind))
+        if self.stdin is not None:
+            os.set_blocking(self.stdin, False)
+        self.lost = None
+        self.finished = False
+
+    def on_readable(self, fd, kind):
+        if kind == "stdin":
+            self.flush_input()
+            return
+        self.drain(fd, kind)
+
+    def drain(self, fd, kind):
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self.close_reader(fd)
+                return
+            self.agent.send({"type": kind, "id": self.id}, data)
+
+    def close_reader(self, fd):
+        if fd in self.readers:
+            del self.readers[fd]
+            try:
+                self.agent.selector.unregister(fd)
+            except (KeyError, ValueError):
+                pass
+
+    def write_input(self, data, close):
+        if self.stdin is None:
+            return
+        self.pending_input += data
+        self.close_input = self.close_input or close
+        self.flush_input()
+
+    def flush_input(self):
+        if self.stdin is None:
+            return
+        while self.pending_input:
+            try:
+                written = os.write(self.stdin, bytes(self.pending_input[:CHUNK]))
+            except BlockingIOError:
+                break
+            except OSError:
+                self.pending_input = bytearray()
+                break
+            del self.pending_input[:written]
+        registered = self.stdin in self.agent.selector.get_map()
+        if self.pending_input and not registered:
+            self.agent.selector.register(self.stdin, selectors.EVENT_WRITE, (self, "stdin"))
+        elif not self.pending_input and registered:
+            self.agent.selector.unregister(self.stdin)
+        if not self.pending_input and self.close_input:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            self.stdin = None
+
+    def kill(self):
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        sweep_session(self.process.pid)
+
+    def poll(self):
+        if self.finished or self.process.poll() is None:
+            return
+        self.finished = True
+        for fd, kind in list(self.readers.items()):
+            self.drain(fd, kind)
+            self.close_reader(fd)
+        if self.stdin is not None:
+            try:
+                self.agent.selector.unregister(self.stdin)
+            except (KeyError, ValueError):
+                pass
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        code = self.process.returncode
+        self.agent.commands.pop(self.id, None)
+        self.agent.send({"type": "exit", "id": self.id, "exit_code": code if code >= 0 else 128 - code})
+
+
+class Agent(object):
+    def __init__(self, zygote):
+        self.zygote = zygote
+        self.selector = selectors.DefaultSelector()
+        self.contexts = {}
+        self.lost = {}
+        self.workers = set()
+        self.runs = {}
+        self.commands = {}
+        self.counter = 0
+        self.reader = FrameReader()
+
+    def send(self, header, body=b""):
+        write_all(1, encode_frame(header, body))
+
+    def forget(self, worker):
+        self.workers.discard(worker)
+        if worker.context_id is not None and self.contexts.get(worker.context_id) is worker:
+            del self.contexts[worker.context_id]
+            self.lost[worker.context_id] = worker.lost
+            while len(self.lost) > 1024:
+                del self.lost[next(iter(self.lost))]
+
+    def fail(self, request_id, code, message):
+        self.send({"type": "error", "id": request_id, "code": code, "message": message})
+
+    def handle(self, header, body=b""):
+        kind = header.get("type")
+        if kind in ("stdin", "stdin_close"):
+            # Notifications (no id, no answer): input for a command started with stdin open.
+            command = self.commands.get(header.get("target"))
+            if command is not None:
+                command.write_input(body, kind == "stdin_close")
+            return
+        request_id = header.get("id")
+        if not isinstance(request_id, int):
+            self.fail(None, "bad-request", "every request needs an integer id")
+            return
+        if kind == "ping":
+            self.send({"type": "pong", "id": request_id})
+        elif kind == "create_context":
+            if header.get("language", "python") != "python":
+                self.fail(request_id, "bad-request", "only python contexts exist")
+                return
+            self.counter += 1
+            context_id = "ctx-%d-%s" % (self.counter, base64.b32encode(os.urandom(5)).decode("ascii").lower())
+            worker = Worker(self, context_id, header.get("cwd"))
+            self.workers.add(worker)
+            self.contexts[context_id] = worker
+            self.send({"type": "context_created", "id": request_id, "context": context_id, "pid": worker.pid})
+        elif kind == "run":
+            context_id = header.get("context")
+            if request_id in self.runs:
+                self.fail(request_id, "bad-request", "request id %d is already running" % request_id)
+                return
+            if context_id is None:
+                worker = Worker(self, None, None)
+                self.workers.add(worker)
+            else:
+                worker = self.contexts.get(context_id)
+                if worker is None:
+                    reason = self.lost.get(context_id)
+                    if reason is not None:
+                        self.fail(request_id, "context-lost", reason)
+                    else:
+                        self.fail(request_id, "unknown-context", "no context %s" % context_id)
+                    return
+            run = Run(self, header, one_shot=context_id is None)
+            run.worker = worker
+            self.runs[request_id] = run
+            if worker.current is not None:
+                worker.queue.append(run)
+            else:
+                worker.start(run)
+        elif kind == "cancel":
+            target = self.runs.get(header.get("target"))
+            if target is not None:
+                if not target.started:
+                    target.worker.queue.remove(target)
+                target.stop("cancelled")
+            self.send({"type": "ack", "id": request_id})
+        elif kind == "close_context":
+            worker = self.contexts.get(header.get("context"))
+            if worker is not None:
+                worker.kill("the context was closed")
+            self.send({"type": "closed", "id": request_id})
+        elif kind == "spawn":
+            try:
+                command = Command(self, header)
+            except Exception as error:
+                self.fail(request_id, "spawn-failed", "%s: %s" % (type(error).__name__, error))
+                return
+            self.commands[request_id] = command
+            self.send({"type": "spawned", "id": request_id, "pid": command.process.pid})
+        elif kind == "kill_command":
+            command = self.commands.get(header.get("target"))
+            if command is not None:
+                command.kill()
+            self.send({"type": "ack", "id": request_id})
+        elif kind == "shutdown":
+            self.shutdown()
+        else:
+            self.fail(request_id, "unknown-type", "unknown message type %r" % (kind,))
+
+    def tick(self):
+        now = time.monotonic()
+        nearest = None
+        for run in list(self.runs.values()):
+            if run.finished:
+                continue
+            if run.stop_reason is None and run.deadline_at is not None:
+                if now >= run.deadline_at:
+                    run.stop("timeout")
+                else:
+                    nearest = run.deadline_at if nearest is None else min(nearest, run.deadline_at)
+            if run.kill_at is not None:
+                if now >= run.kill_at:
+                    run.kill_at = None
+                    run.worker.kill("killed after it did not stop within %d ms of an interrupt" % run.grace)
+                else:
+                    nearest = run.kill_at if nearest is None else min(nearest, run.kill_at)
+        if self.commands:
+            # Belt and braces for the SIGCHLD wake-up: look at running commands at least once a second.
+            for command in list(self.commands.values()):
+                command.poll()
+            nearest = now + 1.0 if nearest is None else min(nearest, now + 1.0)
+        return None if nearest is None else max(0.0, nearest - now)
+
+    def shutdown(self):
+        for command in list(self.commands.values()):
+            command.kill()
+        for worker in list(self.workers):
+            try:
+                os.killpg(worker.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(0)
+
+    def serve(self):
+        os.set_blocking(0, False)
+        self.selector.register(0, selectors.EVENT_READ, (None, "host"))
+        self.selector.register(self.zygote.fileno(), selectors.EVENT_READ, (None, "zygote"))
+        # A command's exit wakes the loop: SIGCHLD writes to a pipe the selector watches.
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_read, False)
+        os.set_blocking(wake_write, False)
+        signal.set_wakeup_fd(wake_write)
+        signal.signal(signal.SIGCHLD, lambda _number, _frame: None)
+        self.selector.register(wake_read, selectors.EVENT_READ, (None, "child"))
+        self.send({"type": "hello", "id": 0, "protocol": PROTOCOL, "agent": AGENT_VERSION,
+                   "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "undumpable": UNDUMPABLE})
+        while True:
+            timeout = self.tick()
+            for key, _events in self.selector.select(timeout):
+                owner, kind = key.data
+                if kind == "host":
+                    try:
+                        data = os.read(0, CHUNK)
+                    except BlockingIOError:
+                        continue
+                    if not data:
+                        self.shutdown()
+                    try:
+                        frames = self.reader.feed(data)
+                    except Exception as error:
+                        self.fail(None, "bad-frame", str(error))
+                        self.shutdown()
+                    for header, body in frames:
+                        try:
+                            self.handle(header, body)
+                        except Exception as error:
+                            self.fail(header.get("id") if isinstance(header.get("id"), int) else None, "internal", "%s: %s" % (type(error).__name__, error))
+                elif kind == "child":
+                    try:
+                        while os.read(key.fd, 512):
+                            pass
+                    except OSError:
+                        pass
+                    for command in list(self.commands.values()):
+                        command.poll()
+                elif kind == "zygote":
+                    # Nothing is ever sent unasked: readable means it exited. Without it no interpreter can start.
+                    self.shutdown()
+                elif owner is not None and owner.lost is None:
+                    owner.on_readable(key.fd, kind)
+
+
+def main():
+    if sys.version_info < (3, 8):
+        sys.stderr.write("sbx-agent: python3 >= 3.8 is required, found %d.%d\n" % sys.version_info[:2])
+        sys.exit(3)
+    agent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:
+        agent_end.close()
+        zygote_main(zygote_end)
+        os._exit(0)
+    zygote_end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.stdout = sys.stderr
+    Agent(agent_end).serve()
+
+
+UNDUMPABLE = make_undumpable()
+main()
