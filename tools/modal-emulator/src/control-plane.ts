@@ -49,6 +49,43 @@ function inlineEnvironment(sources: Array<{ secretId?: string; env?: { contents:
 
 /** The control-plane handlers, keyed by the ts-proto method names. */
 export function controlPlaneHandlers(state: EmulatorState): Record<string, Handler> {
+  async function createSandbox(request: Message, environment: Record<string, string>, v1Id: boolean): Promise<EmulatedSandbox> {
+    if (!state.accepting()) throw new ServerError(Status.FAILED_PRECONDITION, "the modal emulator is stopping");
+    const definition = request.definition ?? {};
+    const image = state.images.get(definition.imageId);
+    if (!image) throw new ServerError(Status.NOT_FOUND, `Could not find image with ID ${definition.imageId}`);
+    if (image.commands.length > 1) throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator runs registry images as they are (no extra Dockerfile commands)");
+    const requestedTimeout = definition.timeoutSecs ?? 300;
+    if (requestedTimeout > MAX_TIMEOUT_SECONDS) throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
+    if (definition.name && [...state.sandboxes.values()].some((other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId)) {
+      throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${definition.name} already exists`);
+    }
+    const sandbox = await EmulatedSandbox.start({
+      docker: state.docker,
+      image: state.image,
+      instanceId: state.instanceId,
+      networkName: state.networkName,
+      tags: tagsOf(request.tags),
+      definition: {
+        appId: request.appId,
+        imageId: definition.imageId,
+        imageTag: image.tag,
+        entrypointArgs: definition.entrypointArgs ?? [],
+        timeoutSeconds: requestedTimeout,
+        idleTimeoutSeconds: definition.idleTimeoutSecs,
+        workdir: definition.workdir,
+        networkAccess: definition.networkAccess,
+        resources: definition.resources,
+        name: definition.name,
+        environment,
+      },
+      onGone: () => undefined,
+      v1Id,
+    });
+    state.sandboxes.set(sandbox.id, sandbox);
+    return sandbox;
+  }
+
   const handlers: Record<string, (request: Message, context: CallContext) => Promise<Message>> = {
     async authTokenGet(_request, context) {
       requireCredentials(state, context);
@@ -91,39 +128,49 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
 
     async sandboxCreateV2(request, context) {
       requireAuthToken(state, context);
-      if (!state.accepting()) throw new ServerError(Status.FAILED_PRECONDITION, "the modal emulator is stopping");
-      const definition = request.definition ?? {};
-      const image = state.images.get(definition.imageId);
-      if (!image) throw new ServerError(Status.NOT_FOUND, `Could not find image with ID ${definition.imageId}`);
-      if (image.commands.length > 1) throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator runs registry images as they are (no extra Dockerfile commands)");
-      const requestedTimeout = definition.timeoutSecs ?? 300;
-      if (requestedTimeout > MAX_TIMEOUT_SECONDS) throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
-      if (definition.name && [...state.sandboxes.values()].some((other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId)) {
-        throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${definition.name} already exists`);
-      }
-      const sandbox = await EmulatedSandbox.start({
-        docker: state.docker,
-        image: state.image,
-        instanceId: state.instanceId,
-        networkName: state.networkName,
-        tags: tagsOf(request.tags),
-        definition: {
-          appId: request.appId,
-          imageId: definition.imageId,
-          imageTag: image.tag,
-          entrypointArgs: definition.entrypointArgs ?? [],
-          timeoutSeconds: requestedTimeout,
-          idleTimeoutSeconds: definition.idleTimeoutSecs,
-          workdir: definition.workdir,
-          networkAccess: definition.networkAccess,
-          resources: definition.resources,
-          name: definition.name,
-          environment: inlineEnvironment(request.secretSources),
-        },
-        onGone: () => undefined,
-      });
-      state.sandboxes.set(sandbox.id, sandbox);
+      const sandbox = await createSandbox(request, inlineEnvironment(request.secretSources), false);
       return { sandboxId: sandbox.id, taskId: sandbox.taskId, tunnels: [], commandRouterAccess: state.routerAccess() };
+    },
+
+    async secretGetOrCreate(request, context) {
+      requireAuthToken(state, context);
+      if (request.objectCreationType !== 5) throw new ServerError(Status.NOT_FOUND, `Secret '${request.deploymentName}' not found (the modal emulator has only ephemeral secrets)`);
+      const secretId = `st-emu${createHash("sha256").update(`${state.secrets.size}:${JSON.stringify(request.envDict ?? {})}`).digest("hex").slice(0, 19)}`;
+      state.secrets.set(secretId, { ...(request.envDict ?? {}) });
+      return { secretId };
+    },
+
+    // The V1 path (modal 0.10's default, and 0.11 with MODAL_SANDBOX_V2=0): V1-shaped ids, env through ephemeral secrets.
+    async sandboxCreate(request, context) {
+      requireAuthToken(state, context);
+      const environment: Record<string, string> = {};
+      for (const secretId of request.definition?.secretIds ?? []) {
+        const secret = state.secrets.get(secretId);
+        if (!secret) throw new ServerError(Status.NOT_FOUND, `Secret ${secretId} not found`);
+        Object.assign(environment, secret);
+      }
+      const sandbox = await createSandbox(request, environment, true);
+      return { sandboxId: sandbox.id };
+    },
+
+    async sandboxGetTaskId(request, context) {
+      return handlers.sandboxGetTaskIdV2!(request, context);
+    },
+
+    async taskGetCommandRouterAccess(request, context) {
+      requireAuthToken(state, context);
+      const sandbox = [...state.sandboxes.values()].find((candidate) => candidate.taskId === request.taskId);
+      if (!sandbox) throw new ServerError(Status.NOT_FOUND, `Task ${request.taskId} not found`);
+      if (sandbox.finished) throw new ServerError(Status.FAILED_PRECONDITION, `Task ${request.taskId} has finished`);
+      return state.routerAccess();
+    },
+
+    async sandboxWait(request, context) {
+      return handlers.sandboxWaitV2!(request, context);
+    },
+
+    async sandboxTerminate(request, context) {
+      return handlers.sandboxTerminateV2!(request, context);
     },
 
     async sandboxGetTaskIdV2(request, context) {

@@ -3,7 +3,7 @@
  * for it (execs, tags, result, lifetime). The container's PID 1 sleeps until the sandbox deadline (written into the
  * container), so a leaked container still ends on time if the emulator dies; the emulator's own timer ends it too.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import { EmulatedExec, PID_FOLDER, type ExecRequest } from "./emulated-exec.js";
 import { FS_TOOLS_PATH, FS_TOOLS_SOURCE } from "./fs-tools-script.js";
@@ -61,13 +61,20 @@ export interface EmulatedSandboxOptions {
   readonly definition: SandboxDefinitionRecord;
   readonly tags: Map<string, string>;
   readonly onGone: (sandbox: EmulatedSandbox) => void;
+  /** Mint a V1-shaped id (`sb-` + 22 alphanumerics), for sandboxes made through the V1 `SandboxCreate` (modal 0.10's default path). */
+  readonly v1Id?: boolean;
+}
+
+function v1SandboxId(): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return `sb-${[...randomBytes(22)].map((byte) => alphabet[byte % alphabet.length]).join("")}`;
 }
 
 const DEADLINE_FILE = "/__modal/deadline";
 
 /** An emulated sandbox backed by a container. */
 export class EmulatedSandbox {
-  readonly id = `sb-emu-${randomUUID()}`;
+  readonly id: string;
   readonly taskId = `ta-emu-${randomUUID()}`;
   readonly createdAt = Date.now() / 1000;
   readonly execs = new Map<string, EmulatedExec>();
@@ -84,6 +91,8 @@ export class EmulatedSandbox {
   private readonly resultWaiters = new Set<() => void>();
 
   private constructor(readonly options: EmulatedSandboxOptions) {
+    // V2 ids must not look like V1 ids, or the SDK switches to the V1 RPCs for fromId, wait and terminate.
+    this.id = options.v1Id ? v1SandboxId() : `sb-emu-${randomUUID()}`;
     this.network = planNetwork(options.definition.networkAccess);
   }
 

@@ -18,6 +18,8 @@ export interface EmulatorState {
   readonly apps: Map<string, string>;
   /** Image id → the registry tag and Dockerfile commands it was made from. */
   readonly images: Map<string, { tag: string | undefined; commands: string[] }>;
+  /** Ephemeral secrets (id → environment) made by SecretGetOrCreate for V1 creates. */
+  readonly secrets: Map<string, Record<string, string>>;
   /** Every sandbox this emulator made, finished ones included (so poll, wait and exec answer correctly). */
   readonly sandboxes: Map<string, EmulatedSandbox>;
   /** The router access record handed to the SDK: `https://127.0.0.1:<port>` (dialled in plaintext on loopback). */

@@ -102,6 +102,7 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
     routerJwt,
     apps: new Map(),
     images: new Map(),
+    secrets: new Map(),
     sandboxes: new Map<string, EmulatedSandbox>(),
     routerAccess: () => ({ jwt: routerJwt, url: `https://127.0.0.1:${port}` }),
     accepting: () => accepting,

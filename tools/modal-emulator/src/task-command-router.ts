@@ -78,7 +78,7 @@ export function taskCommandRouterHandlers(state: EmulatorState): Record<string, 
       await sandbox.startExec({
         execId: request.execId,
         argv: request.commandArgs,
-        environment: inlineEnvironment(request.secretSources),
+        environment: { ...(request.env ?? {}), ...inlineEnvironment(request.secretSources) },
         workdir: request.workdir,
         timeoutSeconds: request.timeoutSecs,
         stdoutPiped: request.stdoutConfig === PIPE,
