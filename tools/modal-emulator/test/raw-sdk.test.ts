@@ -8,7 +8,6 @@ import { startModalEmulator, type ModalEmulator } from "../src/index.js";
 import { skipDockerTests, testImage } from "./docker-availability.js";
 import { sdkVersions } from "./sdk-versions.js";
 
-process.env.MODAL_CONFIG_PATH = "/nonexistent";
 
 let emulator: ModalEmulator;
 
