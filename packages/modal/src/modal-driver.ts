@@ -117,12 +117,19 @@ export class ModalDriver implements SandboxDriverV1 {
     throw mapModalError(error, { operation, sandboxId: this.id, path });
   }
 
-  /** Resolves with `fallback` once the sandbox is destroyed, so nothing waits on a sandbox that is gone. */
-  private untilDestroyed<T>(fallback: T): Promise<T> {
-    return new Promise((resolve) => {
-      if (this.ended.signal.aborted) resolve(fallback);
-      else this.ended.signal.addEventListener("abort", () => resolve(fallback), { once: true });
+  /** Settles like `work`, or with `fallback` once the sandbox is destroyed, so nothing waits on a sandbox that is gone. */
+  private async orWhenDestroyed<T>(work: Promise<T>, fallback: T): Promise<T> {
+    if (this.ended.signal.aborted) return fallback;
+    let onAbort: (() => void) | undefined;
+    const destroyed = new Promise<T>((resolve) => {
+      onAbort = () => resolve(fallback);
+      this.ended.signal.addEventListener("abort", onAbort, { once: true });
     });
+    try {
+      return await Promise.race([work, destroyed]);
+    } finally {
+      this.ended.signal.removeEventListener("abort", onAbort!);
+    }
   }
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
@@ -152,7 +159,7 @@ export class ModalDriver implements SandboxDriverV1 {
     const exit = (async () => {
       let exitCode: number;
       try {
-        exitCode = await Promise.race([process.wait(), this.untilDestroyed(KILLED_EXIT_CODE)]);
+        exitCode = await this.orWhenDestroyed(process.wait(), KILLED_EXIT_CODE);
       } catch (error) {
         if (killed || this.ended.signal.aborted) exitCode = KILLED_EXIT_CODE;
         else throw mapModalError(error, { operation: "wait for a command", sandboxId: this.id });
@@ -160,7 +167,7 @@ export class ModalDriver implements SandboxDriverV1 {
       // Deliver the output that is still in flight; a background child holding the pipe does not hold the result.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, OUTPUT_DRAIN_GRACE_MS)));
-      await Promise.race([output.catch(() => {}), grace, this.untilDestroyed(undefined)]);
+      await this.orWhenDestroyed(Promise.race([output.catch(() => {}), grace]), undefined);
       clearTimeout(timer);
       void process.stdout.cancel().catch(() => {});
       void process.stderr.cancel().catch(() => {});
@@ -175,7 +182,7 @@ export class ModalDriver implements SandboxDriverV1 {
         if (exited || this.ended.signal.aborted) return;
         try {
           const killer = await this.sandbox.exec(["/bin/sh", "-c", KILL_COMMAND_SCRIPT, "sbx-kill", commandId, KILL_PROCESS_TREE_SCRIPT], { stdout: "ignore", stderr: "ignore" });
-          await Promise.race([killer.wait(), this.untilDestroyed(0)]);
+          await this.orWhenDestroyed(killer.wait(), 0);
         } catch (error) {
           if (exited || this.ended.signal.aborted) return;
           const mapped = mapModalError(error, { operation: "kill a command", sandboxId: this.id });
