@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { FileNotFoundError, PathError, ProviderError, type DriverAudit, type FileEntry, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type SbxError, type DriverAudit, type FileEntry, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import type { ContainerProcess, FileInfo, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT, KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
@@ -113,8 +113,24 @@ export class ModalDriver implements SandboxDriverV1 {
     this.audit = options.audit;
   }
 
-  private fail(error: unknown, operation: string, path?: string): never {
-    throw mapModalError(error, { operation, sandboxId: this.id, path });
+  /**
+   * Maps an SDK error. An error that maps to nothing more specific than `ProviderError` is checked against the
+   * sandbox's state (one `poll`): when the sandbox has finished (terminated, timed out, idle) or is unknown, the
+   * error is `SandboxNotFoundError` instead. Modal's filesystem API reports a call on a finished sandbox as an
+   * "unexpected error", so without this a lost sandbox would look like a backend fault.
+   */
+  private async failure(error: unknown, operation: string, path?: string): Promise<SbxError> {
+    const mapped = mapModalError(error, { operation, sandboxId: this.id, path });
+    if (mapped.code !== "SBX_PROVIDER" || this.ended.signal.aborted) return mapped;
+    let exitCode: number | null;
+    try {
+      exitCode = await this.sandbox.poll();
+    } catch (pollError) {
+      const pollMapped = mapModalError(pollError, { operation, sandboxId: this.id });
+      return pollMapped.code === "SBX_SANDBOX_NOT_FOUND" ? new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: pollMapped.message }) : mapped;
+    }
+    if (exitCode === null) return mapped;
+    return new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: `The Modal sandbox ${this.id} has finished (exit code ${exitCode}: terminated, timed out or idle) while trying to ${operation}.` });
   }
 
   /** Settles like `work`, or with `fallback` once the sandbox is destroyed, so nothing waits on a sandbox that is gone. */
@@ -141,7 +157,7 @@ export class ModalDriver implements SandboxDriverV1 {
         env: { ...request.env, [COMMAND_MARKER_VARIABLE]: commandId },
       });
     } catch (error) {
-      this.fail(error, "start a command");
+      throw await this.failure(error, "start a command");
     }
     const stdin = process.stdin.getWriter();
     let stdinClosed = false;
@@ -199,7 +215,7 @@ export class ModalDriver implements SandboxDriverV1 {
         try {
           await stdin.write(data);
         } catch (error) {
-          this.fail(error, "write to stdin");
+          throw await this.failure(error, "write to stdin");
         }
       },
       closeStdin: async () => {
@@ -207,7 +223,7 @@ export class ModalDriver implements SandboxDriverV1 {
           await closeStdinOnce();
         } catch (error) {
           if (exited) return;
-          this.fail(error, "close stdin");
+          throw await this.failure(error, "close stdin");
         }
       },
       kill,
@@ -222,7 +238,7 @@ export class ModalDriver implements SandboxDriverV1 {
       try {
         info = await this.sandbox.filesystem.stat(current);
       } catch (error) {
-        this.fail(error, "read a file", path);
+        throw await this.failure(error, "read a file", path);
       }
       const type = entryType(info.type);
       if (type === "file") return;
@@ -245,7 +261,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       bytes = await this.sandbox.filesystem.readBytes(path);
     } catch (error) {
-      this.fail(error, "read a file", path);
+      throw await this.failure(error, "read a file", path);
     }
     let offset = 0;
     return new ReadableStream<Uint8Array>({
@@ -264,7 +280,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       await this.sandbox.filesystem.writeBytes(bytes, path);
     } catch (error) {
-      this.fail(error, "write a file", path);
+      throw await this.failure(error, "write a file", path);
     }
   }
 
@@ -272,7 +288,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       return (await this.sandbox.filesystem.listFiles(path)).map(toFileEntry);
     } catch (error) {
-      this.fail(error, "list a directory", path);
+      throw await this.failure(error, "list a directory", path);
     }
   }
 
@@ -280,7 +296,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       return toFileEntry(await this.sandbox.filesystem.stat(path));
     } catch (error) {
-      this.fail(error, "stat a file", path);
+      throw await this.failure(error, "stat a file", path);
     }
   }
 
@@ -288,7 +304,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       await this.sandbox.filesystem.remove(path, { recursive: options.recursive });
     } catch (error) {
-      this.fail(error, "remove a file", path);
+      throw await this.failure(error, "remove a file", path);
     }
   }
 
@@ -296,7 +312,7 @@ export class ModalDriver implements SandboxDriverV1 {
     try {
       await this.sandbox.filesystem.makeDirectory(path, { createParents: true });
     } catch (error) {
-      this.fail(error, "make a directory", path);
+      throw await this.failure(error, "make a directory", path);
     }
   }
 
@@ -309,7 +325,7 @@ export class ModalDriver implements SandboxDriverV1 {
       const process = await this.sandbox.exec(["/bin/sh", "-c", script, "sbx-rename", from, to], { stdout: "ignore" });
       [exitCode, stderr] = await Promise.all([process.wait(), process.stderr.readText()]);
     } catch (error) {
-      this.fail(error, "rename a file", from);
+      throw await this.failure(error, "rename a file", from);
     }
     if (exitCode === 44) throw new FileNotFoundError({ backend: "modal", path: from });
     if (exitCode === 45) throw new PathError({ backend: "modal", path: to, reason: "is-a-directory", message: `Cannot rename ${JSON.stringify(from)} onto ${JSON.stringify(to)}: a directory is in the way.` });
