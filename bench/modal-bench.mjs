@@ -73,7 +73,7 @@ try {
     rows.push(await compare("command (echo)", iterations,
       () => adapterSandbox.commands.run("echo hello"),
       () => rawRun(rawSandbox, "echo hello"),
-      "adapter: wrapper shell (setsid, pid file) and stdin EOF sent in parallel"));
+      "adapter: wrapper shell (own session, pid file, stdin from /dev/null)"));
     rows.push(await compare("file round trip (64 KiB write + read)", iterations,
       async () => { await adapterSandbox.files.write("bench.bin", payload); await adapterSandbox.files.read("bench.bin", { format: "bytes" }); },
       async () => { await rawSandbox.filesystem.writeBytes(payload, "/workspace/bench.bin"); await rawSandbox.filesystem.readBytes("/workspace/bench.bin"); },

@@ -58,11 +58,12 @@ export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
  * records that group id under /tmp, and exits with the command's status as soon as the command itself exits, even
  * while background children still hold stdout (Modal's exec wait follows the exec'd process, not the pipe).
  * Arguments: $1 the command line, $2 the command id, $3 the working directory (a missing one is the shell's own
- * error on stderr and exit 126). The same wrapper as the Docker adapter's.
+ * error on stderr and exit 126), $4 `stdin` or `no-stdin` (the command then reads /dev/null: Modal keeps an exec's
+ * stdin open until EOF is sent, and this saves that call). Otherwise the Docker adapter's wrapper.
  */
 export const COMMAND_WRAPPER = [
   'cd -- "$3" || exit 126',
-  "exec 3<&0",
+  'if [ "$4" = no-stdin ]; then exec 3</dev/null; else exec 3<&0; fi',
   'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
   "exec 3<&-",
   "c=$!",

@@ -152,7 +152,7 @@ export class ModalDriver implements SandboxDriverV1 {
     const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
     try {
-      process = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd], {
+      process = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"], {
         mode: "binary",
         env: { ...request.env, [COMMAND_MARKER_VARIABLE]: commandId },
       });
@@ -166,8 +166,7 @@ export class ModalDriver implements SandboxDriverV1 {
       stdinClosed = true;
       await stdin.close();
     };
-    // Modal keeps an exec's stdin open until EOF is sent, so a command without stdin gets EOF at once (in parallel).
-    if (!request.stdin) void closeStdinOnce().catch(() => {});
+    // A command without stdin reads /dev/null (the wrapper's `no-stdin`), so no EOF needs to be sent for it.
     const output = Promise.all([pump(process.stdout, request.onStdout), pump(process.stderr, request.onStderr)]);
     output.catch(() => {});
     let exited = false;

@@ -37,8 +37,9 @@ describe("a Modal sandbox that ends under the adapter", () => {
     const other = await connectSandbox(modal, sandbox.id);
     await other.kill();
     expect(emulator.listSandboxIds()).not.toContain(sandbox.id);
-    for (const call of [() => sandbox.commands.run("echo late"), () => sandbox.files.read("before.txt"), () => sandbox.files.write("after.txt", "y"), () => sandbox.files.list(".")]) {
-      const error = await Promise.resolve().then(call).then(() => undefined, (caught: unknown) => caught);
+    const calls: Array<() => Promise<unknown>> = [() => sandbox.commands.run("echo late"), () => sandbox.files.read("before.txt"), () => sandbox.files.write("after.txt", "y"), () => sandbox.files.list(".")];
+    for (const call of calls) {
+      const error = await call().then(() => undefined, (caught: unknown) => caught);
       expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
       expect((error as { cause?: unknown }).cause).toBeInstanceOf(Error);
     }
