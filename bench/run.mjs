@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every benchmark in this folder, one after another (they share the machine; run them alone).
 // Each reports medians, p95 and ratios against a baseline measured in the same run: machines are noisy.
-// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|fake])
+// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|modal|fake|agent])
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ const benches = [
   { name: "e2b", file: "e2b-bench.mjs" },
   { name: "fake", file: "fake-bench.mjs" },
   { name: "agent", file: "agent-bench.mjs" },
+  { name: "modal", file: "modal-bench.mjs" },
 ].filter((bench) => !only || bench.name === only);
 
 let failed = 0;

@@ -5,6 +5,7 @@ const adapters = {
   fake: () => import("@sbx/fake"),
   docker: () => import("@sbx/docker"),
   e2b: () => import("@sbx/e2b"),
+  modal: () => import("@sbx/modal"),
 } as const;
 
 describe("first-party manifests known to core (adr/0006)", () => {

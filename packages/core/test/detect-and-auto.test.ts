@@ -46,13 +46,14 @@ describe("detectBackends", () => {
 });
 
 describe('createSandbox("auto")', () => {
-  it("tries docker then e2b", () => {
-    expect(AUTO_PREFERENCE_ORDER).toEqual(["docker", "e2b"]);
+  it("tries docker, then e2b, then modal", () => {
+    expect(AUTO_PREFERENCE_ORDER).toEqual(["docker", "e2b", "modal"]);
   });
 
   it("with no usable isolating backend and allowFake false → BackendUnavailableError that mentions allowFake and each backend's remedy", async () => {
     registerBackend("docker", false);
     registerBackend("e2b", false);
+    registerBackend("modal", false);
     for (const call of [() => createSandbox("auto"), () => createSandbox()]) {
       const error = await caught(call);
       expect(error).toBeInstanceOf(BackendUnavailableError);
@@ -70,6 +71,7 @@ describe('createSandbox("auto")', () => {
   it("never falls back to the fake without allowFake, even when the fake is usable", async () => {
     registerBackend("docker", false);
     registerBackend("e2b", false);
+    registerBackend("modal", false);
     registerBackend("fake", true);
     expect(await caught(() => createSandbox("auto"))).toBeInstanceOf(BackendUnavailableError);
   });
@@ -77,6 +79,7 @@ describe('createSandbox("auto")', () => {
   it("falls back to the fake with allowFake: true", async () => {
     registerBackend("docker", false);
     registerBackend("e2b", false);
+    registerBackend("modal", false);
     registerBackend("fake", true);
     const sandbox = await createSandbox("auto", { allowFake: true });
     expect(sandbox.backend).toBe("fake");
@@ -86,6 +89,7 @@ describe('createSandbox("auto")', () => {
   it("with allowFake: true and nothing usable, the error does not suggest allowFake again", async () => {
     registerBackend("docker", false);
     registerBackend("e2b", false);
+    registerBackend("modal", false);
     registerBackend("fake", false);
     const error = await caught(() => createSandbox("auto", { allowFake: true }));
     expect(error).toBeInstanceOf(BackendUnavailableError);

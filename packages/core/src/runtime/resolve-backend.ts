@@ -17,7 +17,7 @@ import { validate } from "./validate.js";
 export type SandboxProviderFactory = (settings?: Record<string, unknown>) => SandboxProviderV1;
 
 /** Order in which `"auto"` tries isolating backends. */
-export const AUTO_PREFERENCE_ORDER: readonly string[] = ["docker", "e2b"];
+export const AUTO_PREFERENCE_ORDER: readonly string[] = ["docker", "e2b", "modal"];
 
 const registeredFactories = new Map<string, SandboxProviderFactory>();
 
@@ -37,7 +37,7 @@ export function registerProvider(scheme: string, factory: SandboxProviderFactory
 export function parseTarget(target: string): { scheme: string; target: string } {
   const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/.exec(target);
   if (!match) {
-    throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: expected "scheme://target", for example "docker://python:3.12-slim", "e2b://code-interpreter-v1", "fake://", or "auto".` });
+    throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: expected "scheme://target", for example "docker://python:3.12-slim", "e2b://code-interpreter-v1", "modal://python:3.12-slim", "fake://", or "auto".` });
   }
   return { scheme: match[1]!, target: match[2]! };
 }

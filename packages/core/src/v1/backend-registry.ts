@@ -32,6 +32,12 @@ const FIRST_PARTY_MANIFESTS: readonly BackendManifest[] = [
     capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] }),
   },
   {
+    backend: "modal",
+    packageName: "@sbx/modal",
+    isolating: true,
+    capabilities: defineCapabilities({ EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] }),
+  },
+  {
     backend: "fake",
     packageName: "@sbx/fake",
     isolating: false,

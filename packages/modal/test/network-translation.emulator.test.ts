@@ -1,0 +1,46 @@
+import { createSandbox } from "@sbx/core";
+import { startModalEmulator, type ModalEmulator } from "@sbx/modal-emulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSandboxProvider } from "../src/index.js";
+
+/**
+ * What the adapter puts on the wire for each egress policy, as the emulator decoded it from the unmodified SDK's
+ * SandboxCreateV2 request (`Sandbox.network_access`), next to the audit record. Through the emulator; skips loudly
+ * without Docker.
+ */
+let emulator: ModalEmulator | undefined;
+let unavailable: string | undefined;
+
+beforeAll(async () => {
+  try {
+    emulator = await startModalEmulator({});
+  } catch (error) {
+    unavailable = error instanceof Error ? error.message : String(error);
+    if ((process.env.SBX_REQUIRE ?? "").split(",").includes("modal")) throw error;
+    console.warn(`[@sbx/modal] SKIPPING network translation tests: the Modal emulator could not start: ${unavailable}`);
+  }
+});
+afterAll(async () => {
+  await emulator?.stop();
+});
+
+describe("egress policy on the wire", () => {
+  it("deny is BLOCKED, allow is OPEN, an allowlist is ALLOWLIST with /32 addresses and the domains as given", async (context) => {
+    if (!emulator) return context.skip(`Modal emulator unavailable: ${unavailable}`);
+    const provider = createSandboxProvider({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, serverUrl: emulator.serverUrl, logLevel: "error" });
+    const cases: Array<[{ egress: "deny" | "allow"; allow?: string[] }, { networkAccessType: number; allowedCidrs: string[]; allowedDomains: string[] }]> = [
+      [{ egress: "deny" }, { networkAccessType: 2, allowedCidrs: [], allowedDomains: [] }],
+      [{ egress: "allow" }, { networkAccessType: 1, allowedCidrs: [], allowedDomains: [] }],
+      [{ egress: "deny", allow: ["10.1.2.3", "192.168.0.0/16", "PyPI.org", "pythonhosted.org", "*.pythonhosted.org"] }, { networkAccessType: 3, allowedCidrs: ["10.1.2.3/32", "192.168.0.0/16"], allowedDomains: ["pypi.org", "pythonhosted.org", "*.pythonhosted.org"] }],
+    ];
+    for (const [network, wire] of cases) {
+      await using sandbox = await createSandbox(provider, { network });
+      const report = emulator.inspectSandbox(sandbox.id)!;
+      expect(report.definition.networkAccess).toEqual(wire);
+      expect(report.definition.workdir).toBe("/workspace");
+      const record = sandbox.audit().policies.network;
+      expect((record.applied as { egress: string }).egress).toBe(network.egress);
+      expect(sandbox.audit().notes.join("\n")).toContain("Egress fields sent to Modal");
+    }
+  });
+});

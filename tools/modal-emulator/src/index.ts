@@ -1,0 +1,153 @@
+/**
+ * A local gRPC server speaking the wire protocol of Modal's JS SDK (`modal@0.11.1`) for Sandboxes, so the unmodified
+ * SDK runs offline: the control plane (`modal.client.ModalClient`) and the task command router
+ * (`modal.task_command_router.TaskCommandRouter`) on one plaintext HTTP/2 port on 127.0.0.1. Point the SDK at it with
+ * `MODAL_SERVER_URL=http://127.0.0.1:<port>` and the emulator's token id and secret. Every emulated sandbox is a real
+ * container on the local Docker Engine; commands never run on the host.
+ */
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import Docker from "dockerode";
+import { createServer } from "nice-grpc";
+import { controlPlaneHandlers } from "./control-plane.js";
+import { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, RESULT_STATUS, type EmulatedSandbox, type SandboxEnforcementReport } from "./emulated-sandbox.js";
+import type { EmulatorState } from "./emulator-state.js";
+import { jwtLikeToken, withUnimplementedStubs } from "./grpc-service.js";
+import { loadModalDefinitions, MODAL_SDK_VERSION } from "./modal-definitions.js";
+import { taskCommandRouterHandlers } from "./task-command-router.js";
+
+export { EMULATOR_LABEL, EMULATOR_INSTANCE_LABEL, RESULT_STATUS, type SandboxEnforcementReport } from "./emulated-sandbox.js";
+export { MAX_TIMEOUT_SECONDS } from "./control-plane.js";
+export { FS_TOOLS_PATH } from "./fs-tools-script.js";
+export { MODAL_SDK_VERSION } from "./modal-definitions.js";
+export type { EmulatorNetworkPlan } from "./network-policy.js";
+
+/** Options of {@link startModalEmulator}. */
+export interface ModalEmulatorOptions {
+  /** Image every sandbox runs (whatever registry tag the SDK asks for; the tag is recorded). Default `SBX_MODAL_EMULATOR_IMAGE` or `sbx-test/python:3.11`. It needs /bin/sh and python3 (for the filesystem tool). */
+  readonly image?: string;
+  /** Docker network (created by the caller) that sandboxes with network access join. Default: one the emulator creates and removes. */
+  readonly network?: string;
+  /** Port on 127.0.0.1. Default 0 (any free port). */
+  readonly port?: number;
+}
+
+/** A running emulator. */
+export interface ModalEmulator {
+  /** `http://127.0.0.1:<port>`: the value for `MODAL_SERVER_URL`. */
+  readonly serverUrl: string;
+  /** The token id the emulator accepts. */
+  readonly tokenId: string;
+  /** The token secret the emulator accepts. */
+  readonly tokenSecret: string;
+  /** The Docker network sandboxes with network access join. */
+  readonly networkName: string;
+  /** The `modal` SDK version whose wire format is served. */
+  readonly sdkVersion: string;
+  /** Ids of sandboxes that have not finished. */
+  listSandboxIds(): string[];
+  /** What a sandbox asked for and what the emulator enforces (network plan, firewall rules, Docker limits, result). */
+  inspectSandbox(sandboxId: string): SandboxEnforcementReport | undefined;
+  /** Ends every sandbox (removing its container), closes the server and removes the network it created. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const liveEmulators = new Set<{ stopSynchronously(): void }>();
+let exitHandlersInstalled = false;
+
+function installExitHandlers(): void {
+  if (exitHandlersInstalled) return;
+  exitHandlersInstalled = true;
+  process.once("exit", () => {
+    for (const emulator of liveEmulators) emulator.stopSynchronously();
+  });
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      for (const emulator of liveEmulators) emulator.stopSynchronously();
+      liveEmulators.clear();
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  }
+}
+
+/** Starts an emulator; see {@link ModalEmulator}. Throws when Docker or the image is unavailable. */
+export async function startModalEmulator(options: ModalEmulatorOptions = {}): Promise<ModalEmulator> {
+  const definitions = loadModalDefinitions();
+  const docker = new Docker();
+  const image = options.image ?? process.env.SBX_MODAL_EMULATOR_IMAGE ?? "sbx-test/python:3.11";
+  try {
+    await docker.getImage(image).inspect();
+  } catch (error) {
+    throw new Error(`Modal emulator: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`);
+  }
+  const instanceId = randomBytes(5).toString("hex");
+  let networkName = options.network ?? "";
+  let ownsNetwork = false;
+  if (!networkName) {
+    networkName = `modal-emulator-${instanceId}`;
+    await docker.createNetwork({ Name: networkName, Driver: "bridge", Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: instanceId } });
+    ownsNetwork = true;
+  }
+
+  let accepting = true;
+  let port = 0;
+  const routerJwt = jwtLikeToken("modal-emulator-task-router");
+  const state: EmulatorState = {
+    docker,
+    image,
+    instanceId,
+    networkName,
+    credentials: { tokenId: `ak-emulator-${instanceId}`, tokenSecret: `as-emulator-${randomBytes(12).toString("hex")}` },
+    authTokens: new Set(),
+    routerJwt,
+    apps: new Map(),
+    images: new Map(),
+    secrets: new Map(),
+    sandboxes: new Map<string, EmulatedSandbox>(),
+    routerAccess: () => ({ jwt: routerJwt, url: `https://127.0.0.1:${port}` }),
+    accepting: () => accepting,
+  };
+
+  const server = createServer({ "grpc.max_receive_message_length": 100 * 1024 * 1024, "grpc.max_send_message_length": 100 * 1024 * 1024 });
+  server.add(definitions.controlPlane as never, withUnimplementedStubs(definitions.controlPlane, controlPlaneHandlers(state)) as never);
+  server.add(definitions.taskCommandRouter as never, withUnimplementedStubs(definitions.taskCommandRouter, taskCommandRouterHandlers(state)) as never);
+  port = await server.listen(`127.0.0.1:${options.port ?? 0}`);
+
+  let stopping: Promise<void> | undefined;
+  const lifecycle = {
+    stopSynchronously(): void {
+      const containerIds = [...state.sandboxes.values()].map((sandbox) => sandbox.containerId).filter(Boolean);
+      if (containerIds.length > 0) spawnSync("docker", ["rm", "-f", ...containerIds], { stdio: "ignore" });
+      for (const sandbox of state.sandboxes.values()) {
+        for (const rule of sandbox.firewallRules) spawnSync("iptables", ["-w", "5", "-D", rule.chain, ...rule.specification], { stdio: "ignore" });
+      }
+      if (ownsNetwork) spawnSync("docker", ["network", "rm", networkName], { stdio: "ignore" });
+    },
+  };
+  liveEmulators.add(lifecycle);
+  installExitHandlers();
+
+  return {
+    serverUrl: `http://127.0.0.1:${port}`,
+    tokenId: state.credentials.tokenId,
+    tokenSecret: state.credentials.tokenSecret,
+    networkName,
+    sdkVersion: definitions.sdkVersion ?? MODAL_SDK_VERSION,
+    listSandboxIds: () => [...state.sandboxes.values()].filter((sandbox) => !sandbox.finished).map((sandbox) => sandbox.id),
+    inspectSandbox: (sandboxId) => state.sandboxes.get(sandboxId)?.report(),
+    stop() {
+      if (!stopping) {
+        stopping = (async () => {
+          accepting = false;
+          liveEmulators.delete(lifecycle);
+          await Promise.all([...state.sandboxes.values()].map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" })));
+          const leftovers = await docker.listContainers({ all: true, filters: { label: [`${EMULATOR_INSTANCE_LABEL}=${instanceId}`] } }).catch(() => []);
+          await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
+          server.forceShutdown();
+          if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
+        })();
+      }
+      return stopping;
+    },
+  };
+}
