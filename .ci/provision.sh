@@ -15,6 +15,7 @@ command -v docker-registry >/dev/null 2>&1 || need_packages+=(docker-registry)
 command -v iptables >/dev/null 2>&1 || need_packages+=(iptables)
 command -v runsc >/dev/null 2>&1 || need_packages+=(runsc)
 command -v git >/dev/null 2>&1 || need_packages+=(git)
+command -v tmux >/dev/null 2>&1 || need_packages+=(tmux)  # the sbx CLI's pseudo-terminal test
 if [ ${#need_packages[@]} -gt 0 ]; then
   log "installing ${need_packages[*]}"
   apt-get update -qq

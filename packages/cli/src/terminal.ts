@@ -63,9 +63,17 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+const ANSI_PATTERN = /\u001b\[[0-9;]*m/g;
+
+/** Length as shown on a terminal (ANSI colour codes take no columns). */
+function visibleLength(text: string): number {
+  return text.replace(ANSI_PATTERN, "").length;
+}
+
 /** Renders rows as an aligned text table with a header. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  ").trimEnd();
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => visibleLength(row[column] ?? ""))));
+  const pad = (cell: string, width: number) => cell + " ".repeat(Math.max(0, width - visibleLength(cell)));
+  const line = (cells: readonly string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : pad(cell, widths[column]!))).join("  ").trimEnd();
   return [line(header), ...rows.map(line)].join("\n") + "\n";
 }

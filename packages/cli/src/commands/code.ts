@@ -63,7 +63,10 @@ export function printExecution(environment: CliEnvironment, mode: OutputMode, ex
     for (const file of result.savedFiles) status(environment, mode, `saved ${result.mimeTypes.filter((type) => SAVED_TYPES[type]).join(", ")} result to ${file}`);
   }
   if (execution.error) {
-    environment.stderr.write(execution.error.traceback ? `${execution.error.traceback.trimEnd()}\n` : `${paint(mode.color, "red", execution.error.name)}: ${execution.error.value}\n`);
+    // Backends that stream the traceback on stderr have shown it already.
+    const traceback = execution.error.traceback.trim();
+    if (!traceback) environment.stderr.write(`${paint(mode.color, "red", execution.error.name)}: ${execution.error.value}\n`);
+    else if (!execution.stderr.includes(traceback)) environment.stderr.write(`${traceback}\n`);
     return 1;
   }
   return 0;
