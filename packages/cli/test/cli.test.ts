@@ -141,7 +141,7 @@ describe("sbx code", () => {
     expect(await readFile(join(directory, "result-1.png"))).toEqual(png);
     let stdout = "";
     let stderr = "";
-    const environment = { argv: [], stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, stdin: [], env: {}, cwd: directory };
+    const environment = { argv: [], stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, stdin: (async function* () {})(), env: {}, cwd: directory };
     const status = printExecution(environment, { json: false, quiet: false, color: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1 }, rendered);
     expect(status).toBe(0);
     expect(stdout).toBe("<Figure size 640x480>\n");
