@@ -51,9 +51,6 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
   mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" } },
 };
 
-/** Loaded lazily so `sbx doctor` does not pay for the MCP SDK. Replaced in tests. */
-export type McpCommand = (environment: CliEnvironment, mode: ReturnType<typeof outputMode>, flags: Record<string, unknown>) => Promise<number>;
-
 /** Docker listing failures that are not sbx errors (engine down) become `BackendUnavailableError` with a remedy. */
 function asDockerError(error: unknown): unknown {
   if (isSbxError(error)) return error;
@@ -108,6 +105,7 @@ export async function runCli(environment: CliEnvironment): Promise<number> {
       case "gc":
         return await gcCommand(environment, mode, values).catch((error: unknown) => { throw asDockerError(error); });
       default: {
+        // Loaded lazily so the other commands do not pay for the MCP SDK.
         const { mcpCommand } = await import("./commands/mcp.js");
         return await mcpCommand(environment, mode, values);
       }
