@@ -18,7 +18,7 @@ describe("docs/integrations/ai-sdk.md", () => {
     expect(page).toContain(await region(new URL("../examples/tool-loop.ts", import.meta.url), "example"));
   });
 
-  it.each(BACKENDS.map((backend) => [backend.name, backend.usable] as const))("its example runs a tool loop on %s", async (name, usable, context) => {
+  it.for(BACKENDS.map((backend) => [backend.name, backend.usable] as const))("its example runs a tool loop on %s", async ([name, usable], context) => {
     if (!usable) return context.skip(`${name} is not usable here`);
     const model = scriptedModel([
       () => ({ toolCalls: [{ toolName: "runCode", input: { code: "a, b = 0, 1\nfor _ in range(20):\n    a, b = b, a + b\nprint(a)" } }] }),

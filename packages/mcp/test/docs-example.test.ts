@@ -19,7 +19,7 @@ describe("docs/integrations/mcp.md", () => {
     expect(page).toContain(await region(new URL("../examples/http-client.ts", import.meta.url), "example"));
   });
 
-  it.each(["fake://", `docker://${IMAGE}`])("its example runs on %s", async (target, context) => {
+  it.for(["fake://", `docker://${IMAGE}`])("its example runs on %s", async (target, context) => {
     if (target.startsWith("docker")) {
       const status = await createSandboxProvider({ image: IMAGE }).detect();
       const required = (process.env.SBX_REQUIRE ?? "").split(",").includes("docker");
