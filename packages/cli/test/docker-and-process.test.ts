@@ -6,7 +6,7 @@ import { createSandboxProvider } from "@sbx/docker";
 import { describe, expect, it } from "vitest";
 import { normalise, sbx } from "./cli-harness.js";
 
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/sbx.js", import.meta.url));
 const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const execFileAsync = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { createSandboxProvider } from "@sbx/docker";
 import { describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/sbx.js", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("../examples/quickstart.sh", import.meta.url));
 const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 // Docker where it is usable (Python starts in well under a second there), else the fake (Pyodide takes seconds to load).

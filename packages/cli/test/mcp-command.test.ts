@@ -7,7 +7,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/sbx.js", import.meta.url));
 
 describe("sbx mcp", () => {
   it("serves sandbox tools over stdio to the MCP SDK's client", async () => {
