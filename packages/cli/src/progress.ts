@@ -57,6 +57,13 @@ export class ProgressDisplay {
     else this.environment.stderr.write(`sbx: ${this.label}: done, ${summary}\n`);
   }
 
+  /** Ends the display after a failure: on a terminal, moves off the half-drawn bar so the error starts on its own line. */
+  abandon(): void {
+    if (!this.enabled || this.finished) return;
+    this.finished = true;
+    if (this.terminal && this.drawn) this.environment.stderr.write("\n");
+  }
+
   private render(current: number, total: number, fraction: number): string {
     if (total <= 0) return `${this.label} ${formatBytes(current)}`;
     const filled = Math.round(fraction * BAR_WIDTH);

@@ -26,19 +26,25 @@ export async function createCliSandbox(environment: CliEnvironment, mode: Output
   const target = await resolveTarget(request.target, { allowFake: request.allowFake, signal: environment.signal });
   let pull: ProgressDisplay | undefined;
   const aggregator = new PullProgressAggregator();
-  const sandbox = await createSandbox(target, {
-    network: request.network,
-    env: request.env,
-    timeoutMs: request.timeoutMs === undefined ? undefined : Math.max(600_000, request.timeoutMs + 60_000),
-    allowFake: request.allowFake,
-    signal: environment.signal,
-    metadata: { "created-by": "sbx-cli" },
-    settings: progressSettings(target, (event) => {
-      pull ??= new ProgressDisplay(environment, mode, `pull ${target.slice("docker://".length) || "image"}`);
-      const totals = aggregator.add(event);
-      pull.update(totals.current, totals.total);
-    }),
-  });
+  let sandbox: Sandbox;
+  try {
+    sandbox = await createSandbox(target, {
+      network: request.network,
+      env: request.env,
+      timeoutMs: request.timeoutMs === undefined ? undefined : Math.max(600_000, request.timeoutMs + 60_000),
+      allowFake: request.allowFake,
+      signal: environment.signal,
+      metadata: { "created-by": "sbx-cli" },
+      settings: progressSettings(target, (event) => {
+        pull ??= new ProgressDisplay(environment, mode, `pull ${target.slice("docker://".length) || "image"}`);
+        const totals = aggregator.add(event);
+        pull.update(totals.current, totals.total);
+      }),
+    });
+  } catch (error) {
+    pull?.abandon();
+    throw error;
+  }
   pull?.finish("image ready");
   const egress = request.network.egress === "allow" ? "allowed" : request.network.allow?.length ? `denied except ${request.network.allow.join(", ")}` : "denied";
   status(environment, mode, `sandbox ${sandbox.id} on ${sandbox.backend}, network ${egress}`);
@@ -59,7 +65,12 @@ export async function uploadWithProgress(environment: CliEnvironment, mode: Outp
     }
   }
   display.update(0, size);
-  await sandbox.files.write(upload.sandboxPath, counted(), { signal: environment.signal });
+  try {
+    await sandbox.files.write(upload.sandboxPath, counted(), { signal: environment.signal });
+  } catch (error) {
+    display.abandon();
+    throw error;
+  }
   display.finish(`${formatBytes(sent)} to ${upload.sandboxPath}`);
   return sent;
 }
