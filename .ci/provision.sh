@@ -17,6 +17,7 @@ command -v runsc >/dev/null 2>&1 || need_packages+=(runsc)
 command -v git >/dev/null 2>&1 || need_packages+=(git)
 # Host python3 with matplotlib: core's sandbox-agent test proves figures arrive as image/png (adr/0016).
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || need_packages+=(python3-matplotlib)
+command -v tmux >/dev/null 2>&1 || need_packages+=(tmux)  # the sbx CLI's pseudo-terminal test
 if [ ${#need_packages[@]} -gt 0 ]; then
   log "installing ${need_packages[*]}"
   apt-get update -qq

@@ -1,5 +1,6 @@
 export { createSandboxProvider, docker, DOCKER_CAPABILITIES, PROCESS_SESSION } from "./docker-provider.js";
 export { sweepOrphans, orphanReason, type SweepResult } from "./sweep-orphans.js";
+export { listSandboxes, type ListedSandbox } from "./list-sandboxes.js";
 export { dockerSettingsSchema, parseDockerSettings, type DockerSettings, type ResolvedDockerSettings, type PullProgressEvent } from "./settings.js";
 export { StreamDemuxer } from "./stream-demuxer.js";
 export { checkEntryHeader, packSingleFile, readSingleEntry } from "./tar-archive.js";

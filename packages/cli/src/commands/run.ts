@@ -1,0 +1,66 @@
+import { UsageError } from "../errors.js";
+import { parseDuration, parseEnvironment, parseNetwork, parseUploads } from "../options.js";
+import { createCliSandbox, uploadWithProgress } from "../sandbox-session.js";
+import { requestedTarget } from "../target.js";
+import type { CliEnvironment, OutputMode } from "../terminal.js";
+import { status } from "../terminal.js";
+
+/** Flags of `sbx run`. */
+export interface RunFlags {
+  target?: string;
+  network?: string;
+  timeout?: string;
+  env?: string[];
+  upload?: string[];
+  "allow-fake"?: boolean;
+}
+
+/** Shell-quotes one argument so `sbx run -- ls "a b"` runs `ls 'a b'`. */
+function quote(argument: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * `sbx run [--target URI] [--network deny|allow|HOSTS] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... -- COMMAND...`:
+ * creates a sandbox, streams the command's output, removes the sandbox and exits with the command's exit code.
+ * One argument after `--` is run as a shell command line; several are quoted and joined.
+ */
+export async function runCommand(environment: CliEnvironment, mode: OutputMode, flags: RunFlags, positionals: string[]): Promise<number> {
+  if (positionals.length === 0) throw new UsageError("sbx run needs a command after --, for example: sbx run -- python3 -c 'print(1)'");
+  const commandLine = positionals.length === 1 ? positionals[0]! : positionals.map(quote).join(" ");
+  const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout");
+  const uploads = parseUploads(flags.upload);
+  const sandbox = await createCliSandbox(environment, mode, {
+    target: requestedTarget(flags.target, environment.env),
+    allowFake: flags["allow-fake"] === true,
+    network: parseNetwork(flags.network),
+    timeoutMs,
+    env: parseEnvironment(flags.env),
+  });
+  try {
+    for (const upload of uploads) await uploadWithProgress(environment, mode, sandbox, upload);
+    const result = await sandbox.commands.run(commandLine, {
+      timeoutMs,
+      signal: environment.signal,
+      onStdout: mode.json ? undefined : (text) => environment.stdout.write(text),
+      onStderr: mode.json ? undefined : (text) => environment.stderr.write(text),
+    });
+    if (mode.json) {
+      environment.stdout.write(`${JSON.stringify({
+        sandbox: { id: sandbox.id, backend: sandbox.backend },
+        command: commandLine,
+        exitCode: result.exitCode,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        truncated: result.truncated,
+        durationMs: result.durationMs,
+      }, null, 2)}\n`);
+    } else {
+      if (result.truncated.stdout || result.truncated.stderr) status(environment, mode, `output was cut at the limit (${result.totalBytes.stdout} bytes on stdout, ${result.totalBytes.stderr} on stderr in total)`);
+      status(environment, mode, `exit code ${result.exitCode}`);
+    }
+    return result.exitCode;
+  } finally {
+    await sandbox.kill().catch(() => undefined);
+  }
+}

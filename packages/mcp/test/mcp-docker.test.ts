@@ -1,0 +1,43 @@
+import { createSandboxProvider, listSandboxes } from "@sbx/docker";
+import { describe, expect, it } from "vitest";
+import { AUDIT_RESOURCE_URI } from "../src/index.js";
+import { connectClient, TRANSPORTS } from "./mcp-clients.js";
+
+const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
+const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("docker");
+const status = await createSandboxProvider({ image: IMAGE }).detect();
+if (!status.usable) {
+  const message = `Docker is not usable here: ${status.reason} ${status.remedy}`;
+  if (required) throw new Error(`SBX_REQUIRE names docker, but ${message}`);
+  console.warn(`\n[sbx] SKIPPING the MCP server's Docker tests: ${message}\n`);
+}
+
+describe.skipIf(!status.usable).each(TRANSPORTS)("the sbx MCP server over %s, on Docker", (kind) => {
+  it("runs tools in a container with no network, and removes the container when the session ends", async () => {
+    const connection = await connectClient(kind, { target: `docker://${IMAGE}`, sandboxOptions: { metadata: { test: "sbx-mcp-docker" } } });
+    let sandboxId = "";
+    try {
+      const created = (await connection.call("sandbox_create")).structuredContent as { id: string; backend: string };
+      sandboxId = created.id;
+      expect(created.backend).toBe("docker");
+      const identity = await connection.call("run_command", { command: "id -u; python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>&1 | tail -1" });
+      expect((identity.structuredContent as { stdout: string }).stdout).toMatch(/^10001\n.*(ConnectionRefusedError|OSError)/s);
+      await connection.call("write_file", { path: "data.txt", content: "from mcp" });
+      expect((await connection.call("run_code", { code: "print(open('data.txt').read().upper())" })).structuredContent).toMatchObject({ stdout: "FROM MCP\n", results: null });
+      const context = await connection.call("create_code_context");
+      expect(context.structuredContent).toMatchObject({ error: { code: "SBX_CAPABILITY_NOT_SUPPORTED" } });
+      const audit = JSON.parse(((await connection.client.readResource({ uri: AUDIT_RESOURCE_URI })).contents[0] as { text: string }).text);
+      expect(audit.policies.network.applied).toEqual({ egress: "deny", networkMode: "none" });
+      expect(audit.isolating).toBe(true);
+      expect((await listSandboxes()).some((sandbox) => sandbox.id === sandboxId)).toBe(true);
+    } finally {
+      await connection.close();
+    }
+    let remaining = true;
+    for (let attempt = 0; attempt < 100 && remaining; attempt += 1) {
+      remaining = (await listSandboxes()).some((sandbox) => sandbox.id === sandboxId && sandbox.state === "running");
+      if (remaining) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(remaining).toBe(false);
+  });
+});
