@@ -142,7 +142,7 @@ describe("sbx code", () => {
     let stdout = "";
     let stderr = "";
     const environment = { argv: [], stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, stdin: (async function* () {})(), env: {}, cwd: directory };
-    const status = printExecution(environment, { json: false, quiet: false, color: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1 }, rendered);
+    const status = printExecution(environment, { json: false, quiet: false, color: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1, truncated: { stdout: false, stderr: false, results: false }, totalBytes: { stdout: 0, stderr: 0 }, outOfMemoryKilled: null }, rendered);
     expect(status).toBe(0);
     expect(stdout).toBe("<Figure size 640x480>\n");
     expect(stderr).toBe("sbx: saved image/png result to result-1.png\n");
