@@ -1,48 +1,32 @@
-import type { SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
+import type { SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
 import type { SandboxCredentials } from "./sandbox-credentials.js";
 
 /**
  * Wraps a driver so the sandbox's credentials follow its life: any call failing with `SandboxNotFoundError` starts
  * revocation (the sandbox is lost), and `destroy()` revokes after destroying, rejecting with
  * `CredentialRevocationError` when a credential could not be revoked. Spawn requests carry the issued values in
- * `secretValues`, so adapters that record requests can redact them.
+ * `secretValues`, so adapters that record requests can redact them. Every other member of the driver (including
+ * optional ones added later) passes through unchanged, its failures watched the same way.
  */
 export function withCredentials(driver: SandboxDriverV1, credentials: SandboxCredentials): SandboxDriverV1 {
-  const watch = async <Result>(call: () => Promise<Result>): Promise<Result> => {
-    try {
-      return await call();
-    } catch (error) {
-      credentials.noticeError(error);
-      throw error;
+  const watched = <Result>(result: Result): Result => {
+    if (result && typeof (result as { then?: unknown }).then === "function") {
+      return (result as unknown as Promise<unknown>).catch((error: unknown) => {
+        credentials.noticeError(error);
+        throw error;
+      }) as Result;
     }
+    return result;
   };
-  const watchProcess = (process: SpawnedProcess): SpawnedProcess => {
-    const exit = process.exit.catch((error: unknown) => {
-      credentials.noticeError(error);
-      throw error;
-    });
-    return {
-      pid: process.pid,
-      exit,
-      writeStdin: (data) => watch(() => process.writeStdin(data)),
-      closeStdin: () => watch(() => process.closeStdin()),
-      kill: () => watch(() => process.kill()),
-    };
-  };
-  const wrapped: SandboxDriverV1 = {
-    id: driver.id,
-    workspace: driver.workspace,
-    get audit() {
-      return driver.audit;
-    },
-    spawn: (request) => watch(() => driver.spawn({ ...request, secretValues: credentials.secretValues() })).then(watchProcess),
-    readFile: (path, options) => watch(() => driver.readFile(path, options)),
-    writeFile: (path, data, options) => watch(() => driver.writeFile(path, data, options)),
-    list: (path, options) => watch(() => driver.list(path, options)),
-    stat: (path, options) => watch(() => driver.stat(path, options)),
-    remove: (path, options) => watch(() => driver.remove(path, options)),
-    mkdir: (path, options) => watch(() => driver.mkdir(path, options)),
-    rename: (from, to, options) => watch(() => driver.rename(from, to, options)),
+  const watchProcess = (process: SpawnedProcess): SpawnedProcess => ({
+    pid: process.pid,
+    exit: watched(process.exit),
+    writeStdin: (data) => watched(process.writeStdin(data)),
+    closeStdin: () => watched(process.closeStdin()),
+    kill: () => watched(process.kill()),
+  });
+  const overrides: Partial<Record<keyof SandboxDriverV1, unknown>> = {
+    spawn: (request: SpawnRequest) => watched(driver.spawn({ ...request, secretValues: credentials.secretValues() })).then(watchProcess),
     async destroy() {
       try {
         await driver.destroy();
@@ -52,7 +36,19 @@ export function withCredentials(driver: SandboxDriverV1, credentials: SandboxCre
       }
     },
   };
-  if (driver.runCode) wrapped.runCode = (request) => watch(() => driver.runCode!(request));
-  if (driver.createCodeContext) wrapped.createCodeContext = (request) => watch(() => driver.createCodeContext!(request));
-  return wrapped;
+  return new Proxy(driver, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof SandboxDriverV1];
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        try {
+          return watched((value as (...parameters: unknown[]) => unknown).apply(target, args));
+        } catch (error) {
+          credentials.noticeError(error);
+          throw error;
+        }
+      };
+    },
+  });
 }

@@ -72,7 +72,8 @@ export class SandboxCredentials {
     try {
       issued = await withDeadline(source.timeoutMs, signal, (issueSignal) => source.issue({ sandboxId: this.sandboxId, name, signal: issueSignal }));
     } catch (error) {
-      await removeRecord(this.folder, recordFileName(record)).catch(() => {});
+      // The service may have issued before failing or timing out: keep the record, so revoke (by sandbox id) still runs.
+      tracked.record = record;
       if (signal?.aborted) throw new AbortedError({ backend: this.options.backend, cause: signal.reason, message: `Creating the sandbox was aborted by the caller while credential ${name} was being issued; the sandbox was destroyed.` });
       fail(`Issuing credential ${name} (source ${source.id}) for sandbox ${this.sandboxId} failed: ${error instanceof Error ? error.message : String(error)}. The sandbox was destroyed.`, error);
     }
@@ -111,8 +112,8 @@ export class SandboxCredentials {
   }
 
   private async revokeOne(tracked: TrackedCredential, reason: CredentialEndReason): Promise<FailedRevocation | null> {
-    // Credentials whose issue never started (an earlier one failed) have nothing to revoke.
-    if (tracked.issuedAt === null) return null;
+    // Credentials whose issue never started (an earlier one failed, or the record could not be written) have nothing to revoke.
+    if (tracked.record === null) return null;
     tracked.endReason = reason;
     tracked.outcome = "revoking";
     const outcome = await revokeWithRetries({ source: tracked.source, name: tracked.name, sandboxId: this.sandboxId, value: tracked.value, handle: tracked.handle, reason, secretValues: this.secretValues() });
