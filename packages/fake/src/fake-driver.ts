@@ -248,7 +248,7 @@ export class FakeDriver implements SandboxDriverV1 {
     this.ensureAvailable();
     const contextId = `${this.id}-context-${this.contexts.length + 1}-${crypto.randomUUID().slice(0, 8)}`;
     this.record("createCodeContext", "createCodeContext", { language: request.language, contextId });
-    await this.config.python().createContext(contextId);
+    await this.config.python().createContext(contextId, { preload: this.config.settings.preloadPython });
     this.contexts.push(contextId);
     return { id: contextId, language: request.language };
   }

@@ -31,15 +31,18 @@ export class PythonInterpreters {
     void this.spare.warm();
   }
 
-  /** Creates a context in an interpreter of its own. */
-  async createContext(contextId: string): Promise<void> {
+  /**
+   * Creates a context in an interpreter of its own. With `preload` (the sandbox's `preloadPython`), interpreters
+   * that will be needed next (the next spare, a replacement for a taken shared one) load in the background.
+   */
+  async createContext(contextId: string, options: { preload: boolean }): Promise<void> {
     let runtime = this.spare;
     this.spare = undefined;
     if (!runtime && this.shared.idle) {
       // No spare yet (the first context): take the loaded, idle shared interpreter, and load a new shared one.
       runtime = this.shared;
       this.shared = new PythonRuntime();
-      void this.shared.warm();
+      if (options.preload) void this.shared.warm();
     }
     runtime ??= new PythonRuntime();
     this.contexts.set(contextId, runtime);
@@ -50,7 +53,7 @@ export class PythonInterpreters {
       runtime.terminate();
       throw error;
     } finally {
-      this.ensureSpare();
+      if (options.preload) this.ensureSpare();
     }
   }
 
