@@ -39,11 +39,14 @@ export function shellQuote(text: string): string {
  *  - the shell's own name and line prefix in its error messages (`bash: line 1: `, `sh: 1: `, just-bash's `bash: `);
  *  - a Python traceback's frame lines (file names, carets and code lines vary between CPython 3.11 and 3.13/3.14):
  *    the header and the final exception line are kept;
- *  - the entry's own working directory, written as `<cwd>`.
+ *  - the entry's own working directory, written as `<cwd>`;
+ *  - the pseudo file name of submitted code (`<code>` on the fake, `<cell-N>` through the sbx sandbox agent).
  */
 export function normalise(text: string, cwd: string): string {
   let result = text.replaceAll(cwd, "<cwd>");
   result = result.replace(/^(?:bash: line \d+|sh: \d+|bash): /gm, "<shell>: ");
+  // The pseudo file name a runtime gives submitted code: the fake's Pyodide says <code>, the sbx agent <cell-N>.
+  result = result.replace(/<cell-\d+>/g, "<code>");
   result = result.replace(/^Traceback \(most recent call last\):\n(?:[ \t].*\n|\^+\n)*/gm, "Traceback (most recent call last):\n  <frames>\n");
   return result;
 }
@@ -66,7 +69,7 @@ export async function observe(sandbox: Sandbox, backend: BackendKind, entry: Cor
       truncated: `stdout=${result.truncated.stdout} stderr=${result.truncated.stderr}`,
     };
   }
-  if (entry.kind === "code" || backend === "docker") {
+  if (entry.kind === "code" || !sandbox.capabilities.STATEFUL_CODE) {
     const source = entry.kind === "code" ? entry.code : entry.cells.join("\n");
     const execution = await sandbox.runCode(source, { timeoutMs: 60_000 });
     return {

@@ -53,7 +53,7 @@ describe("sbx run", () => {
     expect(outcome.exitCode).toBe(125);
     expect(outcome.stdout).toBe("");
     expect(outcome.stderr).toMatchInlineSnapshot(`
-      "error [SBX_BACKEND_UNAVAILABLE]: Unknown backend scheme "nosuch": no adapter is registered for it and @sbx/nosuch could not be loaded. Known backends: docker, e2b, fake.
+      "error [SBX_BACKEND_UNAVAILABLE]: Unknown backend scheme "nosuch": no adapter is registered for it and @sbx/nosuch could not be loaded. Known backends: docker, e2b, modal, fake.
       remedy: Install the adapter: npm install @sbx/nosuch (or pnpm add @sbx/nosuch).
       "
     `);
@@ -64,7 +64,7 @@ describe("sbx run", () => {
     expect(outcome.exitCode).toBe(124);
     expect(normalise(outcome.stderr)).toMatchInlineSnapshot(`
       "sbx: sandbox <fake-id> on fake, network denied
-      error [SBX_TIMEOUT]: The command ran past its 1000 ms timeout; it and every process it started were killed.
+      error [SBX_TIMEOUT]: The command ran past its 1000 ms timeout. The command and every process it started were killed (verified by the backend).
       remedy: Raise --timeout, or make the command finish sooner.
       "
     `);

@@ -23,9 +23,12 @@ describe.skipIf(!status.usable).each(TRANSPORTS)("the sbx MCP server over %s, on
       const identity = await connection.call("run_command", { command: "id -u; python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 9), 1)' 2>&1 | tail -1" });
       expect((identity.structuredContent as { stdout: string }).stdout).toMatch(/^10001\n.*(ConnectionRefusedError|OSError)/s);
       await connection.call("write_file", { path: "data.txt", content: "from mcp" });
-      expect((await connection.call("run_code", { code: "print(open('data.txt').read().upper())" })).structuredContent).toMatchObject({ stdout: "FROM MCP\n", results: null });
-      const context = await connection.call("create_code_context");
-      expect(context.structuredContent).toMatchObject({ error: { code: "SBX_CAPABILITY_NOT_SUPPORTED" } });
+      expect((await connection.call("run_code", { code: "print(open('data.txt').read().upper())" })).structuredContent).toMatchObject({ stdout: "FROM MCP\n", results: [] });
+      // Docker has code contexts through the sbx sandbox agent: state persists across run_code calls in one.
+      const context = (await connection.call("create_code_context")).structuredContent as { contextId: string };
+      expect(typeof context.contextId).toBe("string");
+      await connection.call("run_code", { code: "counter = 41", contextId: context.contextId });
+      expect((await connection.call("run_code", { code: "counter + 1", contextId: context.contextId })).structuredContent).toMatchObject({ results: [{ text: "42" }] });
       const audit = JSON.parse(((await connection.client.readResource({ uri: AUDIT_RESOURCE_URI })).contents[0] as { text: string }).text);
       expect(audit.policies.network.applied).toEqual({ egress: "deny", networkMode: "none" });
       expect(audit.isolating).toBe(true);

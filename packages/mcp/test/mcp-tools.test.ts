@@ -123,7 +123,7 @@ describe.each(TRANSPORTS)("server policy over %s", (kind) => {
       const result = await connection.call("create_code_context");
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: "SBX_CAPABILITY_NOT_SUPPORTED" } });
-      expect(textOf(result)).toContain("Backends that support it: e2b");
+      expect(textOf(result)).toContain("Backends that support it: docker, e2b");
     } finally {
       await connection.close();
     }

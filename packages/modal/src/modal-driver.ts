@@ -15,6 +15,12 @@ export const OUTPUT_DRAIN_GRACE_MS = 1_000;
 
 /** Size of the chunks a file read is handed to core in. */
 const READ_CHUNK_BYTES = 1024 * 1024;
+/**
+ * Files up to this size are read whole through Modal's filesystem API (which returns one byte array). Larger ones are
+ * read in ranges of this size through `dd` execs, so the host never holds more than one range of a file the sandbox
+ * may have made arbitrarily large (a sparse file costs the sandbox nothing).
+ */
+const WHOLE_READ_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
@@ -230,7 +236,7 @@ export class ModalDriver implements SandboxDriverV1 {
   }
 
   /** Stats a path, following symlinks only while they stay inside the workspace; refuses anything but a regular file. */
-  private async requireRegularFile(path: string): Promise<void> {
+  private async requireRegularFile(path: string): Promise<FileInfo> {
     let current = path;
     for (let hops = 0; hops < 16; hops++) {
       let info: FileInfo;
@@ -240,7 +246,7 @@ export class ModalDriver implements SandboxDriverV1 {
         throw await this.failure(error, "read a file", path);
       }
       const type = entryType(info.type);
-      if (type === "file") return;
+      if (type === "file") return info;
       if (type !== "symlink" || !info.symlinkTarget) {
         throw new PathError({ backend: "modal", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
       }
@@ -255,7 +261,8 @@ export class ModalDriver implements SandboxDriverV1 {
 
   async readFile(path: string, _options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
     // Checked first: Modal's ReadFile would block forever on a FIFO the sandbox made, and follows any symlink.
-    await this.requireRegularFile(path);
+    const info = await this.requireRegularFile(path);
+    if (info.size > WHOLE_READ_LIMIT_BYTES) return this.readInRanges(path);
     let bytes: Uint8Array;
     try {
       bytes = await this.sandbox.filesystem.readBytes(path);
@@ -271,6 +278,28 @@ export class ModalDriver implements SandboxDriverV1 {
         offset = end;
       },
     });
+  }
+
+  /** Streams a large file one `WHOLE_READ_LIMIT_BYTES` range per exec, only as fast as the reader pulls. */
+  private readInRanges(path: string): ReadableStream<Uint8Array> {
+    let index = 0;
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        let range: Uint8Array;
+        try {
+          const process = await this.sandbox.exec(["dd", `if=${path}`, `bs=${WHOLE_READ_LIMIT_BYTES}`, `skip=${index}`, "count=1", "status=none"], { mode: "binary", stderr: "ignore" });
+          const [bytes, exitCode] = await Promise.all([collect(process.stdout), process.wait()]);
+          if (exitCode !== 0) throw new ProviderError({ backend: "modal", message: `Reading ${JSON.stringify(path)} failed: dd exited ${exitCode}.` });
+          range = bytes;
+        } catch (error) {
+          throw await this.failure(error, "read a file", path);
+        }
+        index += 1;
+        if (range.byteLength === 0) return controller.close();
+        for (let offset = 0; offset < range.byteLength; offset += READ_CHUNK_BYTES) controller.enqueue(range.subarray(offset, Math.min(range.byteLength, offset + READ_CHUNK_BYTES)));
+        if (range.byteLength < WHOLE_READ_LIMIT_BYTES) controller.close();
+      },
+    }, { highWaterMark: 0 });
   }
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, _options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {

@@ -351,6 +351,12 @@ export class SandboxAgentClient {
                   this.remember(contextId, header.lost);
                 }
                 if (request.signal.aborted) return resolve({ error: null, results: null });
+                // Killed for memory: a result that cannot pass for success (core reports OutOfMemoryError), like a
+                // command's exit 137; a context's later calls raise CodeInterpreterLostError.
+                if (header.oom === true) {
+                  const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };
+                  return resolve({ error: null, results, outOfMemoryKilled: true, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
+                }
                 return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
               }
               const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };

@@ -39,7 +39,7 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
     agent,
     spawn: (request) => (commandsThroughAgent && agent.warm ? agent.spawnCommand(request).catch(() => driver.spawn(request)) : driver.spawn(request)),
     // A per-call output limit, when core passes one, is applied inside the sandbox too.
-    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: (request as CodeRequest & { outputLimitBytes?: number }).outputLimitBytes }),
+    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),
     readFile: (path, fileOptions) => driver.readFile(path, fileOptions),
     writeFile: (path, data, fileOptions) => driver.writeFile(path, data, fileOptions),

@@ -443,7 +443,7 @@ class Worker(object):
             before = getattr(self, "oom_kills", None)
             after = read_oom_kills() if before is not None else None
             if after is not None and after > before:
-                self.kill("the interpreter was killed by the out-of-memory killer (the sandbox's memory limit was reached)")
+                self.kill(OOM_REASON)
             else:
                 self.kill("the interpreter exited")
             return
@@ -512,6 +512,9 @@ class Worker(object):
             if self.context_id is not None:
                 self.agent.send({"type": "context_lost", "context": self.context_id, "reason": reason})
         self.agent.forget(self)
+
+
+OOM_REASON = "the interpreter was killed by the out-of-memory killer (the sandbox's memory limit was reached)"
 
 
 def read_oom_kills():
@@ -604,7 +607,7 @@ class Run(object):
         self.finished = True
         self.agent.runs.pop(self.id, None)
         status = self.stop_reason or "ok"
-        self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "dropped": self.dropped})
+        self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": lost == OOM_REASON, "dropped": self.dropped})
 
 
 class Command(object):

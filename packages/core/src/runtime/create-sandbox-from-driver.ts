@@ -324,6 +324,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       env: baseEnvironment,
       cwd: driver.workspace,
       signal: controller.signal,
+      outputLimitBytes: limit,
       onStdout: guard.wrap("sbx", (text: string) => {
         stdoutText.push(text);
         userStdout?.(text);
@@ -370,8 +371,9 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
         error: driverOutcome.error ?? describeCodeExit(driverOutcome, limits()),
         results: results.results,
         durationMs: Date.now() - started,
-        truncated: { stdout: stdout.truncated, stderr: stderr.truncated, results: results.truncated },
-        totalBytes: { stdout: stdout.totalBytes, stderr: stderr.totalBytes },
+        // Output the backend itself cut inside the sandbox (the sandbox agent does) counts as truncated too.
+        truncated: { stdout: stdout.truncated || (driverOutcome.droppedBytes?.stdout ?? 0) > 0, stderr: stderr.truncated || (driverOutcome.droppedBytes?.stderr ?? 0) > 0, results: results.truncated },
+        totalBytes: { stdout: stdout.totalBytes + (driverOutcome.droppedBytes?.stdout ?? 0), stderr: stderr.totalBytes + (driverOutcome.droppedBytes?.stderr ?? 0) },
         outOfMemoryKilled,
       };
     } catch (error) {

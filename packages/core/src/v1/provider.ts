@@ -130,6 +130,11 @@ export interface CodeRequest {
    * reports `killed: true` only when the run settled within the kill grace without such a rejection.
    */
   readonly signal: AbortSignal;
+  /**
+   * Bytes of stdout and of stderr core keeps (the caller's `outputLimitBytes`, default 16 MiB). A driver that can cut
+   * output inside the sandbox may stop sending past it and report what it cut in `DriverExecution.droppedBytes`.
+   */
+  readonly outputLimitBytes?: number;
 }
 
 /** What a driver's `runCode` returns; core adds stdout/stderr, caps and timing. */
