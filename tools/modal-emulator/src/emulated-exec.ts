@@ -45,6 +45,8 @@ exit 0
 
 /** A running or finished exec. */
 export class EmulatedExec {
+  /** Set by the sandbox before it removes its container: the process is then reported killed (exit 137). */
+  sandboxEnded = false;
   readonly stdout = new OutputBuffer();
   readonly stderr = new OutputBuffer();
   /** Bytes of stdin accepted so far (offsets below this are duplicates of retried writes). */
@@ -104,7 +106,8 @@ export class EmulatedExec {
       if (this.timer) clearTimeout(this.timer);
       this.stdout.end();
       this.stderr.end();
-      this.status = this.timedOut ? { signal: 9 } : { code };
+      // A process whose sandbox ended was killed with it, whatever the engine reports for the interrupted exec.
+      this.status = this.timedOut ? { signal: 9 } : this.sandboxEnded ? { code: 137 } : { code };
       this.onActivity();
       for (const waiter of this.finishedWaiters) waiter();
       this.finishedWaiters.clear();

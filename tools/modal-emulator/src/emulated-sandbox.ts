@@ -242,6 +242,7 @@ export class EmulatedSandbox {
         if (this.lifetimeTimer) clearTimeout(this.lifetimeTimer);
         if (this.idleTimer) clearInterval(this.idleTimer);
         this.options.onGone(this);
+        for (const exec of this.execs.values()) exec.sandboxEnded = true;
         if (this.container) await this.container.remove({ force: true }).catch(() => undefined);
         await removeFirewallRules(this.firewallRules);
       })();

@@ -332,7 +332,7 @@ export class SandboxAgentClient {
           cwd: request.cwd,
           deadline_ms: extra.deadlineMs ?? null,
           grace_ms: grace,
-          output_limit_bytes: extra.outputLimitBytes ?? this.options.outputLimitBytes,
+          output_limit_bytes: Math.min(extra.outputLimitBytes ?? Number.POSITIVE_INFINITY, this.options.outputLimitBytes),
         }, {
           onFrame: (frame) => {
             const { header, body } = frame;
@@ -360,7 +360,7 @@ export class SandboxAgentClient {
                 return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
               }
               const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };
-              resolve({ error: toExecutionError(header.error), results, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
+              resolve({ error: toExecutionError(header.error), results, outOfMemoryKilled: typeof header.oom === "boolean" ? header.oom : null, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
             } else if (header.type === "error") {
               session.pending.delete(id);
               cleanup();

@@ -530,6 +530,10 @@ def read_oom_kills():
     return None
 
 
+# Whether this sandbox's out-of-memory kill counter can be read; without it the agent cannot tell (oom: null).
+OOM_KILLS_READABLE = read_oom_kills() is not None
+
+
 def sweep_session(session):
     # Kills processes left in the worker's session (a double fork keeps the session even with a new group).
     try:
@@ -607,7 +611,7 @@ class Run(object):
         self.finished = True
         self.agent.runs.pop(self.id, None)
         status = self.stop_reason or "ok"
-        self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": lost == OOM_REASON, "dropped": self.dropped})
+        self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": (lost == OOM_REASON) if OOM_KILLS_READABLE else None, "dropped": self.dropped})
 
 
 class Command(object):
