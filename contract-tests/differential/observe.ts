@@ -76,7 +76,7 @@ export async function observe(sandbox: Sandbox, backend: BackendKind, entry: Cor
       stdout: normalise(execution.stdout, cwd),
       stderr: normalise(execution.stderr, cwd),
       exitCode: null,
-      error: execution.error ? `${execution.error.name}: ${execution.error.value}` : null,
+      error: execution.error ? normalise(`${execution.error.name}: ${execution.error.value}`, cwd) : null,
       truncated: "n/a",
     };
   }
@@ -89,7 +89,7 @@ export async function observe(sandbox: Sandbox, backend: BackendKind, entry: Cor
     stdout += execution.stdout;
     stderr += execution.stderr;
     if (execution.error) {
-      error = `${execution.error.name}: ${execution.error.value}`;
+      error = normalise(`${execution.error.name}: ${execution.error.value}`, cwd);
       break;
     }
   }

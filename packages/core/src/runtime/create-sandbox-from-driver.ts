@@ -324,7 +324,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       env: baseEnvironment,
       cwd: driver.workspace,
       signal: controller.signal,
-      outputLimitBytes: limit,
+      // A caller streaming output sees all of it, as with commands; only then may the backend not cut at the limit.
+      outputLimitBytes: codeOptions.onStdout || codeOptions.onStderr ? undefined : limit,
       onStdout: guard.wrap("sbx", (text: string) => {
         stdoutText.push(text);
         userStdout?.(text);

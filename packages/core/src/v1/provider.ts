@@ -133,6 +133,7 @@ export interface CodeRequest {
   /**
    * Bytes of stdout and of stderr core keeps (the caller's `outputLimitBytes`, default 16 MiB). A driver that can cut
    * output inside the sandbox may stop sending past it and report what it cut in `DriverExecution.droppedBytes`.
+   * Absent when the caller streams output with `onStdout`/`onStderr`: the caller then sees what the backend sends.
    */
   readonly outputLimitBytes?: number;
 }
