@@ -27,7 +27,8 @@ export async function startEgressChannel(container: Docker.Container, options: {
   const exec = await container.exec({ Cmd: ["python3", "-I", "-u", "-c", FORWARDER_SOURCE, String(options.port)], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Privileged: false });
   const socket = (await exec.start({ hijack: true, stdin: true, Tty: false })) as Duplex & Readable;
   const streams = new Map<number, Duplex>();
-  let pending = Buffer.alloc(0);
+  const pendingChunks: Buffer[] = [];
+  let pendingBytes = 0;
   let open = true;
   let stderrTail = "";
   let markReady!: () => void;
@@ -104,13 +105,22 @@ export async function startEgressChannel(container: Docker.Container, options: {
   };
 
   const demuxer = new StreamDemuxer((chunk: Uint8Array) => {
-    pending = pending.byteLength === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk]);
-    while (open && pending.byteLength >= 4) {
-      const length = pending.readUInt32BE(0);
+    // Chunks are kept in a list and joined only once a whole frame is there (no copy per chunk).
+    pendingChunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    pendingBytes += chunk.byteLength;
+    while (open && pendingBytes >= FRAME_HEADER_BYTES) {
+      if (pendingChunks[0]!.byteLength < FRAME_HEADER_BYTES) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
+      const first = pendingChunks[0]!;
+      const length = first.readUInt32BE(0);
       if (length < 5 || length > MAX_FRAME_BYTES) return shutdown(`a frame of ${length} bytes`);
-      if (pending.byteLength < 4 + length) return;
-      onFrame(pending.readUInt32BE(4), pending.readUInt8(8), Buffer.from(pending.subarray(FRAME_HEADER_BYTES, 4 + length)));
-      pending = pending.subarray(4 + length);
+      if (pendingBytes < 4 + length) return;
+      if (first.byteLength < 4 + length) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
+      const frame = pendingChunks[0]!;
+      onFrame(frame.readUInt32BE(4), frame.readUInt8(8), frame.subarray(FRAME_HEADER_BYTES, 4 + length));
+      const rest = frame.subarray(4 + length);
+      pendingBytes -= 4 + length;
+      if (rest.byteLength > 0) pendingChunks[0] = rest;
+      else pendingChunks.shift();
     }
   }, (chunk: Uint8Array) => {
     stderrTail = (stderrTail + Buffer.from(chunk).toString("utf8")).slice(-2048);

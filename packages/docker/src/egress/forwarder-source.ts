@@ -21,7 +21,7 @@ def send(stream, kind, payload=b""):
 def pump(stream, conn):
     try:
         while True:
-            data = conn.recv(65536)
+            data = conn.recv(262144)
             if not data:
                 break
             send(stream, 2, data)
