@@ -72,6 +72,10 @@ while True:
             conn.shutdown(socket.SHUT_WR)
         elif kind == 4:
             streams.pop(stream, None)
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             conn.close()
     except OSError:
         streams.pop(stream, None)
