@@ -51,13 +51,16 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
     const write = process.stderr.write.bind(process.stderr);
     process.env.DEBUG = "sbx*";
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => (String(chunk).startsWith("sbx:docker:egress") ? (logged.push(String(chunk)), true) : write(chunk, ...(rest as [])))) as typeof process.stderr.write;
-    expect(await run(fetchCommand(`http://other.test:${plain.port}/`))).toBe(`STATUS 403 sbx egress: other.test:${plain.port} refused: not on this sandbox's allowlist.`);
-    expect(await run(fetchCommand(`https://other.test:${secure.port}/`))).toBe("ERROR URLError <urlopen error Tunnel connection failed: 403 Forbidden>");
-    // The allowed name on a port the entry does not name is refused too.
-    expect(await run(fetchCommand(`http://allowed.test:${secure.port}/`))).toMatch(/^STATUS 403 sbx egress: allowed\.test:\d+ refused/);
-    process.stderr.write = write;
-    if (previousDebug === undefined) delete process.env.DEBUG;
-    else process.env.DEBUG = previousDebug;
+    try {
+      expect(await run(fetchCommand(`http://other.test:${plain.port}/`))).toBe(`STATUS 403 sbx egress: other.test:${plain.port} refused: not on this sandbox's allowlist.`);
+      expect(await run(fetchCommand(`https://other.test:${secure.port}/`))).toBe("ERROR URLError <urlopen error Tunnel connection failed: 403 Forbidden>");
+      // The allowed name on a port the entry does not name is refused too.
+      expect(await run(fetchCommand(`http://allowed.test:${secure.port}/`))).toMatch(/^STATUS 403 sbx egress: allowed\.test:\d+ refused/);
+    } finally {
+      process.stderr.write = write;
+      if (previousDebug === undefined) delete process.env.DEBUG;
+      else process.env.DEBUG = previousDebug;
+    }
     expect(logged).toContain(`sbx:docker:egress sandbox ${sandbox.id}: denied GET other.test:${plain.port}: not on this sandbox's allowlist\n`);
     expect(denials.slice(before).map((denial) => [denial.method, denial.host, denial.port, denial.sandboxId])).toEqual([
       ["GET", "other.test", plain.port, sandbox.id],
