@@ -177,6 +177,15 @@ except OSError as error:
     expect(plain.hits.filter((host) => host.startsWith("allowed.test")).length).toBeGreaterThan(0);
   });
 
+  it("an allowed name that DNS resolves to a loopback address is refused (the proxy resolves it, on the host)", async () => {
+    // "localhost" is resolved by the host's own resolver (/etc/hosts), never a public lookup.
+    await using local = await createTestSandbox({ network: { egress: "deny", allow: [`localhost:${plain.port}`] } });
+    const script = `import socket; s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"GET http://localhost:${plain.port}/ HTTP/1.1\\r\\nHost: localhost:${plain.port}\\r\\n\\r\\n"); print(s.recv(400).decode().split("\\r\\n\\r\\n")[1].strip())`;
+    const answer = (await local.commands.run(`python3 -c '${script}'`, { timeoutMs: 30_000 })).stdout.trim();
+    expect(answer).toMatch(new RegExp(`^sbx egress: localhost:${plain.port} refused: it resolves only to non-public addresses \\(.*127\\.0\\.0\\.1.*\\), which need an IP/CIDR entry\\.$`));
+    expect(plain.hits).not.toContain(`localhost:${plain.port}`);
+  });
+
   it("two sandboxes with different allowlists do not share a policy", async () => {
     await using first = await createTestSandbox({ network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } }, { egressHosts: HOSTS });
     await using second = await createTestSandbox({ network: { egress: "deny", allow: [`other.test:${plain.port}`] } }, { egressHosts: HOSTS });
