@@ -18,6 +18,9 @@ command -v git >/dev/null 2>&1 || need_packages+=(git)
 # Host python3 with matplotlib: core's sandbox-agent test proves figures arrive as image/png (adr/0016).
 /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 || need_packages+=(python3-matplotlib)
 command -v tmux >/dev/null 2>&1 || need_packages+=(tmux)  # the sbx CLI's pseudo-terminal test
+# pip as a wheel (Debian python3-pip-whl): the Docker allowlist and wheelhouse tests upload it into a sandbox and run
+# it from the wheel, so the test image needs no pip (adr/0021).
+ls /usr/share/python-wheels/pip-*.whl >/dev/null 2>&1 || need_packages+=(python3-pip-whl)
 if [ ${#need_packages[@]} -gt 0 ]; then
   log "installing ${need_packages[*]}"
   apt-get update -qq

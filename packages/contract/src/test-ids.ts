@@ -71,6 +71,9 @@ export const CONTRACT_TEST_IDS = [
   "network.deny-blocks",
   "network.allow-reaches",
   "network.allowlist",
+  "network.allowlist-proxy-variables-unset",
+  "network.allowlist-per-sandbox",
+  "network.allowlist-audit",
   "network.allowlist-refused",
   "network.audit-policy",
 

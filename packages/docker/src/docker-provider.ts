@@ -3,6 +3,7 @@ import {
 
   InvalidArgumentError,
   ProviderError,
+  RuntimeMissingError,
   SandboxNotFoundError,
   SbxError,
   defineCapabilities,
@@ -23,13 +24,15 @@ import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
+import { compileAllowlist } from "./egress/allowlist.js";
+import { startSandboxEgress, type SandboxEgress } from "./egress/sandbox-egress.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
 import { SandboxFiles } from "./sandbox-files.js";
 import { describeEndpoint, parseDockerSettings, resolveEndpoint, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
 
 /** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
-export const DOCKER_CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
+export const DOCKER_CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
 
 /** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
 export const PROCESS_SESSION = randomUUID();
@@ -97,7 +100,7 @@ function removeQuietly(container: Docker.Container): Promise<void> {
 const KILL_VERIFY_TIMEOUT_MS = 10_000;
 
 /** Builds the driver for one running, verified container. */
-function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }): SandboxDriverV1 {
+function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }, egress?: SandboxEgress): SandboxDriverV1 {
   const container = docker.getContainer(id);
   const files = new SandboxFiles(container, policy.user, policy.workspace);
   let oomKills = oomBaseline;
@@ -167,7 +170,8 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     id,
     workspace: policy.workspace,
     audit,
-    spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, request)),
+    // An allowlisted sandbox: every command (and the code agent) gets the proxy variables; the caller's own win.
+    spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
     readFile: (path, options) => guard(() => files.readFile(path, options)),
     writeFile: (path, data, options) => guard(() => files.writeFile(path, data, options)),
     list: (path, options) => guard(() => files.list(path, options)),
@@ -177,10 +181,25 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     rename: (from, to, options) => guard(() => files.rename(from, to, options)),
     destroy() {
       clearTimeout(expiry);
+      egress?.close();
       destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
       return destroyed;
     },
   }, { backend: "docker" });
+}
+
+/** Starts the allowlist forwarder and proxy for a new container; a forwarder that cannot start fails the create. */
+async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[]): Promise<SandboxEgress> {
+  try {
+    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes });
+  } catch (error) {
+    if (SbxError.isInstance(error)) throw error;
+    const message = (error as Error).message;
+    if (/python3.*(not found|no such file)|executable file not found/i.test(message)) {
+      throw new RuntimeMissingError({ backend: "docker", runtime: "python3", message: `network.allow on Docker needs python3 in the image (the egress forwarder is a small Python program): ${scrubHostPaths(message)}. Use an image with python3, or egress "deny" without an allowlist.` });
+    }
+    throw new ProviderError({ backend: "docker", cause: error, message: `The egress allowlist forwarder did not start: ${scrubHostPaths(message)}` });
+  }
 }
 
 /** Maps an engine error at create time to a typed sbx error. */
@@ -253,6 +272,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     const effective = Object.keys(options.settings).length > 0 ? parseDockerSettings({ ...(settings ?? {}), ...options.settings }) : resolved;
     const image = request.target || effective.image;
     const policy = requestedPolicy(image, options, effective);
+    const allow = options.network.allow ?? [];
+    // Invalid entries are refused before anything is created.
+    if (allow.length > 0) compileAllowlist(allow, effective.egressPorts);
     const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
     const engine = engineInfoOf(docker, endpoint);
     engine.catch(() => {});
@@ -282,7 +304,13 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       const mismatches = findMismatches(policy, inspect);
       if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
       const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];
-      return createDriver(docker, created.Id, policy, auditFromInspect(policy, inspect, engineInfo, notes), 0, deadManSwitch);
+      const audit = auditFromInspect(policy, inspect, engineInfo, notes);
+      if (allow.length === 0) return createDriver(docker, created.Id, policy, audit, 0, deadManSwitch);
+      // The notes array is live: denials are appended as the proxy refuses requests (core copies it per audit()).
+      const liveNotes = [...(audit.notes ?? [])];
+      const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes);
+      const allowlistAudit: DriverAudit = { ...audit, policies: { ...audit.policies, network: egress.record }, notes: liveNotes };
+      return createDriver(docker, created.Id, policy, allowlistAudit, 0, deadManSwitch, egress);
     } catch (error) {
       await removeQuietly(container).catch(() => {});
       deadManSwitch?.release();

@@ -139,7 +139,7 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
       },
     },
     notes: [
-      "Docker has no per-host egress filter: EGRESS_ALLOWLIST is off.",
+      "Docker has no per-host egress filter of its own: network.allow is enforced by sbx's host-side allowlist proxy (adr/0021).",
       "Containers share the host kernel unless runtime \"runsc\" (gVisor) is used.",
       "Files are read and written by execs as the sandbox user (symlinks resolved inside the sandbox with that user's rights, confined to the workspace).",
       ...notes,

@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from "@sbx/core";
+import { isIP } from "node:net";
 import { z } from "zod";
+import type { EgressDenial } from "./egress/egress-proxy.js";
 
 /** One pull progress event, as the engine reports it (one JSON line of the pull stream). */
 export interface PullProgressEvent {
@@ -56,6 +58,18 @@ export const dockerSettingsSchema = z.object({
    * stdin) and the sandbox ends within seconds when that process dies, SIGKILL included. Recorded in the audit.
    */
   keepAfterHostExit: z.boolean().default(false),
+  /**
+   * Ports an allowlist entry without its own `:port` allows (`network.allow`). Default `[80, 443]`; an entry such as
+   * `"pypi.internal:8080"` allows only that port.
+   */
+  egressPorts: z.array(z.number().int().min(1).max(65535)).min(1).default([80, 443]),
+  /**
+   * Names the allowlist proxy resolves to fixed addresses instead of asking DNS (an `/etc/hosts` for egress), for
+   * example a package mirror on a private address. Used as given, with no non-public-address check. Default none.
+   */
+  egressHosts: z.record(z.string().min(1), z.string().refine((value) => isIP(value) !== 0, "must be an IP address")).default({}),
+  /** Called on the host for each request the allowlist proxy refuses (also counted in the audit notes). */
+  onEgressDenied: functionSchema<(denial: EgressDenial & { sandboxId: string }) => void>("must be a function").optional(),
   /** Milliseconds to wait for the engine to answer `detect()`. Default 3000. */
   detectTimeoutMs: z.number().int().positive().default(3000),
 }).strict();

@@ -129,8 +129,10 @@ describeWithDocker("users, limits and settings", () => {
     expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
   });
 
-  it("an allowlist is refused before anything is created (Docker has no per-host egress filter)", async () => {
-    await expect(createTestSandbox({ network: { egress: "deny", allow: ["127.0.0.1"] } })).rejects.toMatchObject({ code: "SBX_CAPABILITY_NOT_SUPPORTED", capability: "EGRESS_ALLOWLIST" });
+  it("an invalid allowlist entry is refused before anything is created", async () => {
+    const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
+    await expect(createTestSandbox({ network: { egress: "deny", allow: ["pypi.org:99999"] } })).rejects.toMatchObject({ code: "SBX_INVALID_ARGUMENT", field: "network.allow" });
+    expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
   });
 });
 

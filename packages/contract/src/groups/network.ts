@@ -72,6 +72,51 @@ export function registerNetworkTests(harness: ContractHarness): void {
         await started.close();
       }
     });
+
+    contractTest("network.allowlist-proxy-variables-unset", "with every proxy variable unset, the server off the list stays unreachable (enforcement does not depend on the sandbox's cooperation)", async (context) => {
+      const network = requireFixture(context);
+      const started = await network.startServers(2);
+      try {
+        const [allowed, other] = started.servers;
+        await using sandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [allowed!.host] } }));
+        const bypass = (url: string) => `unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy NO_PROXY no_proxy; ${(network.probeCommand ?? defaultProbeCommand)(url)}`;
+        const result = await sandbox.commands.run(bypass(other!.url), { timeoutMs: 30_000 });
+        expect(result.exitCode === 0 && result.stdout.trim() === "200").toBe(false);
+      } finally {
+        await started.close();
+      }
+    });
+
+    contractTest("network.allowlist-per-sandbox", "two sandboxes with different allowlists each reach only their own server", async (context) => {
+      const network = requireFixture(context);
+      const started = await network.startServers(2);
+      try {
+        const [first, second] = started.servers;
+        await using firstSandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [first!.host] } }));
+        await using secondSandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [second!.host] } }));
+        expect(await probe(firstSandbox, network, first!.url)).toBe(true);
+        expect(await probe(secondSandbox, network, second!.url)).toBe(true);
+        expect(await probe(firstSandbox, network, second!.url)).toBe(false);
+        expect(await probe(secondSandbox, network, first!.url)).toBe(false);
+      } finally {
+        await started.close();
+      }
+    });
+
+    contractTest("network.allowlist-audit", "the audit record names the requested allowlist entry and says egress is denied otherwise", async (context) => {
+      const network = requireFixture(context);
+      const started = await network.startServers(1);
+      try {
+        const entry = started.servers[0]!.host;
+        await using sandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [entry] } }));
+        const record = sandbox.audit().policies.network;
+        expect(JSON.stringify(record.requested)).toContain(JSON.stringify(entry));
+        expect(networkPolicyOf(sandbox).applied.egress).toBe("deny");
+        expect(record.enforcement.length).toBeGreaterThan(0);
+      } finally {
+        await started.close();
+      }
+    });
   } else {
     contractTest("network.allowlist-refused", "an allowlist raises SBX_CAPABILITY_NOT_SUPPORTED before anything is created", async () => {
       const counting = countingProvider(harness.provider);

@@ -23,7 +23,7 @@ const FIRST_PARTY_MANIFESTS: readonly BackendManifest[] = [
     backend: "docker",
     packageName: "@sbx/docker",
     isolating: true,
-    capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] }),
+    capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] }),
   },
   {
     backend: "e2b",

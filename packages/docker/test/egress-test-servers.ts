@@ -1,0 +1,57 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A server the test started on the host's loopback; the allowlist proxy (in the test process) connects to it. */
+export interface LoopbackServer {
+  readonly port: number;
+  /** Requests it answered, by Host header. */
+  readonly hits: string[];
+  close(): Promise<void>;
+}
+
+/** Starts an HTTP (or, with `tls`, HTTPS) server on `address` answering `sbx-ok <Host>`. */
+export async function startLoopbackServer(options: { address?: string; tls?: { key: Buffer; cert: Buffer }; handler?: http.RequestListener } = {}): Promise<LoopbackServer> {
+  const hits: string[] = [];
+  const handler: http.RequestListener = options.handler ?? ((request, response) => {
+    hits.push(request.headers.host ?? "");
+    response.end(`sbx-ok ${request.headers.host ?? ""}`);
+  });
+  const server = options.tls ? https.createServer({ key: options.tls.key, cert: options.tls.cert }, handler) : http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, options.address ?? "127.0.0.1", resolve));
+  return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+/** A self-signed certificate for `secure.test`, generated with openssl for this run. */
+export function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+  const directory = mkdtempSync(join(tmpdir(), "sbx-egress-cert-"));
+  try {
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test", "-keyout", join(directory, "key.pem"), "-out", join(directory, "cert.pem")], { stdio: "ignore" });
+    return { key: readFileSync(join(directory, "key.pem")), cert: readFileSync(join(directory, "cert.pem")) };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A python3 one-liner fetching `url` through whatever proxy variables the command has (urllib honours them), with
+ * TLS verification off for the test's self-signed certificate. Prints `STATUS <code> <body>` or `ERROR <type> <text>`.
+ */
+export function fetchCommand(url: string, prefix = ""): string {
+  const script = [
+    "import ssl, sys, urllib.request, urllib.error",
+    "context = ssl._create_unverified_context()",
+    "try:",
+    "    response = urllib.request.urlopen(sys.argv[1], timeout=10, context=context)",
+    '    print("STATUS", response.status, response.read().decode())',
+    "except urllib.error.HTTPError as error:",
+    '    print("STATUS", error.code, error.read().decode().strip())',
+    "except Exception as error:",
+    '    print("ERROR", type(error).__name__, error)',
+  ].join("\n");
+  return `${prefix}python3 -c '${script}' '${url}'`;
+}
