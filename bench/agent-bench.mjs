@@ -4,7 +4,8 @@
 // Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec.
 // Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
 import { randomUUID } from "node:crypto";
-import { createSandbox, createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core";
+import { createSandbox } from "@sbx/core";
+import { createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core/adapter";
 import { buildContainerConfig, createSandboxProvider, parseDockerSettings, requestedPolicy } from "@sbx/docker";
 import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";

@@ -6,8 +6,6 @@ import {
   SandboxNotFoundError,
   SbxError,
   defineCapabilities,
-  throwIfAborted,
-  withCodeAgent,
   type BackendStatus,
   type DriverAudit,
   type ProviderCreateRequest,
@@ -15,6 +13,7 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
+import { throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
