@@ -11,6 +11,7 @@ export { redactText, throwIfAborted } from "./runtime/guard.js";
 /** Validates a value against a zod schema and throws `InvalidArgumentError` naming the field, as core does for options. */
 export { validate } from "./runtime/validate.js";
 export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
+export { nativeHandleOf } from "./runtime/native-handle.js";
 export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
 export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
 export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";

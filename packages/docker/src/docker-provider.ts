@@ -166,6 +166,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     id,
     workspace: policy.workspace,
     audit,
+    native: container,
     spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, request)),
     readFile: (path, options) => guard(() => files.readFile(path, options)),
     writeFile: (path, data, options) => guard(() => files.writeFile(path, data, options)),

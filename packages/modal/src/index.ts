@@ -2,3 +2,4 @@ export { createSandboxProvider, modal, DEFAULT_MODAL_IMAGE } from "./modal-provi
 export { MODAL_CAPABILITIES } from "./modal-capabilities.js";
 export { MODAL_MAX_TIMEOUT_MS } from "./modal-resources.js";
 export { modalSettingsSchema, parseModalSettings, type ModalSettings, type ResolvedModalSettings } from "./modal-settings.js";
+export { modalSandbox } from "./native.js";

@@ -20,6 +20,7 @@ import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./outp
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { requireString, validate } from "./validate.js";
+import { rememberDriver } from "./native-handle.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
@@ -622,6 +623,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     kill,
     [Symbol.asyncDispose]: kill,
   };
+  rememberDriver(sandbox, driver);
   return sandbox;
 }
 
