@@ -57,6 +57,9 @@ function publishablePackages() {
  */
 const PRELUDES = {
   "packages/ai-sdk/README.md#1": 'declare const model: import("ai").LanguageModel;',
+  "packages/docker/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
+  "packages/e2b/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
+  "packages/modal/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
 };
 
 /**

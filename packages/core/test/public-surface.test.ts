@@ -13,6 +13,7 @@ import {
   registerProvider,
   type SandboxLogEntry,
 } from "../src/index.ts";
+import { nativeHandleOf } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
@@ -191,5 +192,27 @@ describe("the debug logger", () => {
     expect(debugLines.join("")).not.toContain(SECRET);
     const result = await exercise({ logger: () => { throw new Error("logger broke"); } });
     expect(result.exitCode).toBe(0);
+  });
+});
+
+describe("nativeHandleOf (the adapters' escape hatch)", () => {
+  it("returns the driver's native object for a sandbox of that backend, also through the debug logger", async () => {
+    const native = { kind: "memory-native" };
+    const provider = createMemoryProvider({ backend: "nativeful" });
+    const withNative = { ...provider, create: async (request: Parameters<typeof provider.create>[0]) => Object.assign(await provider.create(request), { native }) };
+    const sandbox = await createSandbox(withNative, { logger: () => {} });
+    expect(nativeHandleOf(sandbox, "nativeful")).toBe(native);
+    const wrongBackend = await caught(() => nativeHandleOf(sandbox, "docker"));
+    expect(wrongBackend).toBeInstanceOf(InvalidArgumentError);
+    expect(wrongBackend.field).toBe("sandbox");
+    expect(wrongBackend.message).toContain("nativeful backend, not docker");
+    await sandbox.kill();
+  });
+
+  it("refuses a sandbox whose driver has no native object, and an object sbx did not make", async () => {
+    const sandbox = await createSandbox(createMemoryProvider({ backend: "nonative" }));
+    expect((await caught(() => nativeHandleOf(sandbox, "nonative"))).message).toContain("exposes no native object");
+    expect((await caught(() => nativeHandleOf({ ...sandbox }, "nonative"))).field).toBe("sandbox");
+    await sandbox.kill();
   });
 });
