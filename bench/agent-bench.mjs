@@ -4,8 +4,10 @@
 // Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec.
 // Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
 import { randomUUID } from "node:crypto";
-import { createSandbox, createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core";
-import { buildContainerConfig, createSandboxProvider, parseDockerSettings, requestedPolicy } from "@sbx/docker";
+import { createSandbox } from "@sbx/core";
+import { createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core/adapter";
+import { createSandboxProvider } from "@sbx/docker";
+import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
 import Docker from "dockerode";
@@ -56,7 +58,7 @@ function row(name, work, raw, target) {
   rows.push([name, median(work).toFixed(1), p95(work).toFixed(1), raw ? median(raw).toFixed(1) : "-", ratio === undefined ? "-" : ratio.toFixed(3), target === undefined ? "-" : `<= ${target}`, pass]);
 }
 
-const rawContainer = await docker.createContainer(buildContainerConfig(requestedPolicy(image, defaults, parseDockerSettings({ image })), { session: `bench-${randomUUID()}`, metadata: { bench: "agent" } }));
+const rawContainer = await docker.createContainer(await adapterContainerConfig(provider, { "sbx.bench": "agent" }));
 await rawContainer.start();
 const raw = () => rawExecTrue(rawContainer);
 const sandbox = await createSandbox(provider, { metadata: { bench: "agent" } });

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { randomUUID } from "node:crypto";
 import { createSandbox } from "@sbx/core";
-import { buildContainerConfig, createSandboxProvider, requestedPolicy, parseDockerSettings } from "@sbx/docker";
+import { createSandboxProvider } from "@sbx/docker";
+import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import Docker from "dockerode";
 import { createRequire } from "node:module";
 import { formatTable, median, p95, time } from "./lib/stats.mjs";
@@ -24,9 +25,10 @@ const docker = new Docker();
 const provider = createSandboxProvider({ image });
 const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} };
 
-/** Raw dockerode: the same hardened container the adapter creates (same config builder), no sbx layer. */
+/** Raw dockerode: the same hardened container the adapter creates (read back from one through the escape hatch), no sbx layer. */
+const rawTemplate = await adapterContainerConfig(provider, { "sbx.bench": "raw" });
 function rawConfig() {
-  return buildContainerConfig(requestedPolicy(image, defaults, parseDockerSettings({ image })), { session: `bench-${randomUUID()}`, metadata: {} });
+  return { ...rawTemplate, Labels: { ...rawTemplate.Labels, "sbx.bench.run": randomUUID() } };
 }
 
 async function rawCreate() {

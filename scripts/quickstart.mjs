@@ -28,8 +28,8 @@ function findPnpm() {
 }
 
 const [major, minor] = process.versions.node.split(".").map(Number);
-if (major < 20 || (major === 20 && minor < 18)) {
-  note(`Node.js ${process.versions.node} is too old: sbx needs Node.js 20.18 or newer.`);
+if (major < 20 || (major === 20 && minor < 19) || major === 21 || (major === 22 && minor < 12)) {
+  note(`Node.js ${process.versions.node} is not supported: sbx needs Node.js 20.19+ or 22.12+ (engines: ^20.19.0 || >=22.12.0).`);
   process.exit(1);
 }
 

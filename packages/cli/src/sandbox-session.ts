@@ -23,7 +23,7 @@ export interface CliSandboxRequest {
 
 /** Creates the sandbox for one CLI invocation, showing image-pull progress, and says which backend it is on. */
 export async function createCliSandbox(environment: CliEnvironment, mode: OutputMode, request: CliSandboxRequest): Promise<Sandbox> {
-  const target = await resolveTarget(request.target, { allowFake: request.allowFake, signal: environment.signal });
+  const target = await resolveTarget(request.target, { allowFake: request.allowFake, signal: environment.signal, env: environment.env });
   let pull: ProgressDisplay | undefined;
   const aggregator = new PullProgressAggregator();
   let sandbox: Sandbox;

@@ -1,4 +1,4 @@
-import { AUTO_PREFERENCE_ORDER, detectBackends, parseTarget, registerProvider, type CreateSandboxOptions } from "@sbx/core";
+import { autoBackendOrder, detectBackends, parseTarget, registerProvider, type CreateSandboxOptions } from "@sbx/core";
 import { createSandboxProvider as createDockerProvider } from "@sbx/docker";
 import { createSandboxProvider as createFakeProvider } from "@sbx/fake";
 import { BackendUnavailableError } from "@sbx/core";
@@ -23,16 +23,17 @@ export function requestedTarget(flag: string | undefined, env: Readonly<Record<s
 }
 
 /**
- * Turns `"auto"` into a concrete target (the first usable isolating backend, or the fake with `allowFake`),
+ * Turns `"auto"` into a concrete target (the first usable backend in `autoBackendOrder()`, or the fake with `allowFake`),
  * so the CLI can say which backend it picked and pass backend settings (pull progress) to it.
  */
-export async function resolveTarget(target: string, options: { allowFake: boolean; signal?: AbortSignal }): Promise<string> {
-  if (target !== "auto") {
+export async function resolveTarget(target: string, options: { allowFake: boolean; signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
+  if (target.toLowerCase() !== "auto") {
     parseTarget(target);
     return target;
   }
   const statuses = await detectBackends({ signal: options.signal });
-  for (const backend of [...AUTO_PREFERENCE_ORDER, ...(options.allowFake ? ["fake"] : [])]) {
+  // The same order as createSandbox("auto"): SBX_BACKENDS if set, else docker, e2b, modal and registered isolating backends.
+  for (const backend of autoBackendOrder({ allowFake: options.allowFake, environment: options.env })) {
     if (statuses.find((status) => status.backend === backend)?.usable) return `${backend}://`;
   }
   const unusable = statuses.filter((status) => status.isolating);

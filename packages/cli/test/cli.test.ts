@@ -53,8 +53,8 @@ describe("sbx run", () => {
     expect(outcome.exitCode).toBe(125);
     expect(outcome.stdout).toBe("");
     expect(outcome.stderr).toMatchInlineSnapshot(`
-      "error [SBX_BACKEND_UNAVAILABLE]: Unknown backend scheme "nosuch": no adapter is registered for it and @sbx/nosuch could not be loaded. Known backends: docker, e2b, modal, fake.
-      remedy: Install the adapter: npm install @sbx/nosuch (or pnpm add @sbx/nosuch).
+      "error [SBX_INVALID_ARGUMENT]: Unknown backend scheme "nosuch". Known schemes: docker://, e2b://, fake://, modal://. For a third-party adapter, call registerProvider("nosuch", createSandboxProvider) before createSandbox().
+      remedy: Fix the option named above; \`sbx <command> --help\` lists them.
       "
     `);
   });
@@ -85,9 +85,9 @@ describe("sbx run", () => {
 
   it("colours errors on a terminal, and not with NO_COLOR", async () => {
     const coloured = await sbx(["run", "--target", "nosuch://", "--", "true"], { terminal: true });
-    expect(coloured.stderr).toContain("\u001b[31merror\u001b[0m [SBX_BACKEND_UNAVAILABLE]");
+    expect(coloured.stderr).toContain("\u001b[31merror\u001b[0m [SBX_INVALID_ARGUMENT]");
     const plain = await sbx(["run", "--target", "nosuch://", "--", "true"], { terminal: true, env: { NO_COLOR: "1" } });
-    expect(plain.stderr).toContain("error [SBX_BACKEND_UNAVAILABLE]");
+    expect(plain.stderr).toContain("error [SBX_INVALID_ARGUMENT]");
     expect(plain.stderr).not.toContain("\u001b[");
   });
 

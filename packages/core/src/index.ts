@@ -1,3 +1,7 @@
+/**
+ * `@sbx/core`: the user API (create, connect, detect and register backends; options, results and errors).
+ * Helpers for adapter authors live on the `@sbx/core/adapter` subpath (see docs/writing-an-adapter.md).
+ */
 export * from "./errors/index.js";
 export * from "./v1/capabilities.js";
 export * from "./v1/backend-registry.js";
@@ -6,22 +10,13 @@ export type * from "./v1/audit.js";
 export { auditRecordSchema } from "./v1/audit.js";
 export type * from "./v1/sandbox.js";
 export type * from "./v1/provider.js";
-export { createSandbox, connectSandbox, detectBackends, registerProvider, loadProvider, checkProvider, parseTarget, AUTO_PREFERENCE_ORDER, type SandboxProviderFactory } from "./runtime/resolve-backend.js";
-export { createSandboxFromDriver, type SandboxContext } from "./runtime/create-sandbox-from-driver.js";
-export { resolveWorkspacePath, resolveWorkingDirectory } from "./runtime/paths.js";
-export { OutputCollector, TextChannel, DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
-export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-shot.js";
-export { redactText, throwIfAborted } from "./runtime/guard.js";
-export { validate } from "./runtime/validate.js";
+export { createSandbox, connectSandbox, detectBackends, registerProvider, loadProvider, checkProvider, parseTarget, AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE, autoBackendOrder, type SandboxProviderFactory } from "./runtime/resolve-backend.js";
+export type { SandboxLogEntry, SandboxLogger } from "./v1/logging.js";
+export { DEBUG_ENVIRONMENT_VARIABLE } from "./runtime/backend-logging.js";
+export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
 export * from "./v1/credentials.js";
 export { revokeOrphanedCredentials, type RevokeOrphanedCredentialsOptions, type RevokeOrphanedCredentialsResult, type OrphanedCredential } from "./runtime/revoke-orphaned-credentials.js";
 export { defaultStateDirectory } from "./runtime/credential-store.js";
-/** The zod instance core validates with, so adapters validate their settings the same way without their own copy. */
-export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
 export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
 export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
 export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";
-export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
-export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
-export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
-export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";

@@ -49,11 +49,16 @@ describe("every files.* operation confines paths to the workspace before calling
     expect(driver.files.size).toBe(0);
   });
 
-  it.each(pathOperations)("%s with an invalid path (empty, NUL, not a string) → PathError invalid", async (_name, operation) => {
-    for (const path of ["", "a\0b", 42, undefined]) {
+  it.each(pathOperations)("%s with an invalid path (empty, NUL) → PathError invalid; not a string → InvalidArgumentError on path", async (_name, operation) => {
+    for (const path of ["", "a\0b"]) {
       const error = await caught(() => operation(path as string));
       expect(error).toBeInstanceOf(PathError);
       expect(error.reason).toBe("invalid");
+    }
+    for (const path of [42, undefined]) {
+      const error = await caught(() => operation(path as unknown as string));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.field).toBe("path");
     }
   });
 });

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  createSandboxFromDriver,
   defineCapabilities,
   isSbxError,
   SandboxNotFoundError,
@@ -17,6 +16,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "../src/index.ts";
+import { createSandboxFromDriver } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { MemoryDriver } from "./support/memory-driver.ts";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "../src/index.ts";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "../src/index.ts";
+import { OutputCollector, TextChannel } from "../src/adapter.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

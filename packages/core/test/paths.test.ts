@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PathError, resolveWorkingDirectory, resolveWorkspacePath } from "../src/index.ts";
+import { PathError } from "../src/index.ts";
+import { resolveWorkingDirectory, resolveWorkspacePath } from "../src/adapter.ts";
 
 const workspace = "/workspace";
 

@@ -5,18 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  AgentFrameDecoder,
-  AgentProtocolViolation,
-  createSandboxFromDriver,
   defineCapabilities,
-  encodeAgentFrame,
   isSbxError,
-  withCodeAgent,
   type ResolvedCreateOptions,
   type Sandbox,
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "../src/index.ts";
+import { AgentFrameDecoder, AgentProtocolViolation, createSandboxFromDriver, encodeAgentFrame, withCodeAgent } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 

@@ -7,8 +7,6 @@ import {
   SandboxNotFoundError,
   SbxError,
   defineCapabilities,
-  throwIfAborted,
-  withCodeAgent,
   type BackendStatus,
   type DriverAudit,
   type ProviderCreateRequest,
@@ -16,6 +14,7 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
+import { throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
@@ -170,6 +169,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     id,
     workspace: policy.workspace,
     audit,
+    native: container,
     // An allowlisted sandbox: every command (and the code agent) gets the proxy variables; the caller's own win.
     spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
     readFile: (path, options) => guard(() => files.readFile(path, options)),

@@ -2,7 +2,5 @@ export { createSandboxProvider, docker, DOCKER_CAPABILITIES, PROCESS_SESSION } f
 export { sweepOrphans, orphanReason, type SweepResult } from "./sweep-orphans.js";
 export { listSandboxes, type ListedSandbox } from "./list-sandboxes.js";
 export { dockerSettingsSchema, parseDockerSettings, type DockerSettings, type ResolvedDockerSettings, type PullProgressEvent } from "./settings.js";
-export { StreamDemuxer } from "./stream-demuxer.js";
-export { checkEntryHeader, packSingleFile, readSingleEntry } from "./tar-archive.js";
 export { MANAGED_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, SESSION_LABEL, EXPIRES_AT_LABEL } from "./labels.js";
-export { buildContainerConfig, requestedPolicy } from "./container-config.js";
+export { dockerContainer } from "./native.js";

@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { isSbxError, type Sandbox } from "@sbx/core";
 import * as tar from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkEntryHeader, readSingleEntry } from "../src/index.js";
+import { checkEntryHeader, readSingleEntry } from "../src/tar-archive.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
 type TestHeader = Partial<tar.Header> & { name: string; body?: string };

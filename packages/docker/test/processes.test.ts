@@ -1,6 +1,6 @@
 import type { Sandbox } from "@sbx/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { StreamDemuxer } from "../src/index.js";
+import { StreamDemuxer } from "../src/stream-demuxer.js";
 import { createTestSandbox, describeWithDocker, docker } from "./docker-test-environment.js";
 
 function frame(stream: number, payload: string): Buffer {

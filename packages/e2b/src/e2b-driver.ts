@@ -92,6 +92,11 @@ export class E2BDriver implements SandboxDriverV1 {
     this.audit = options.audit;
   }
 
+  /** The SDK's sandbox object, for the adapter's escape hatch (outside the portable contract). */
+  get native(): unknown {
+    return this.sandbox;
+  }
+
   /**
    * The "sandbox lost" rule. Maps an SDK error to a core error; when that is a generic failure or a timeout
    * (a dropped connection, a stream that ended without an end event, a request that timed out), asks envd's

@@ -3,7 +3,6 @@ import {
   BackendUnavailableError,
   PolicyNotEnforcedError,
   registerBackendManifest,
-  throwIfAborted,
   type BackendStatus,
   type DriverAudit,
   type PolicyRecord,
@@ -12,6 +11,7 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
+import { throwIfAborted } from "@sbx/core/adapter";
 import { E2B_CAPABILITIES } from "./e2b-capabilities.js";
 import { E2BDriver, E2B_WORKSPACE } from "./e2b-driver.js";
 import { planE2BNetwork, type E2BNetworkPlan } from "./e2b-network-policy.js";

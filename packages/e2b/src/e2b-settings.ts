@@ -1,4 +1,4 @@
-import { validate } from "@sbx/core";
+import { validate } from "@sbx/core/adapter";
 import { z } from "zod";
 
 /**

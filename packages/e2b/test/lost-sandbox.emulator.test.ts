@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { createSandbox, createSandboxFromDriver, isSbxError, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
+import { createSandbox, isSbxError, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
+import { createSandboxFromDriver } from "@sbx/core/adapter";
 import { startE2BEmulator, type E2BEmulator } from "@sbx/e2b-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandboxProvider, E2BDriver } from "../src/index.js";
+import { createSandboxProvider } from "../src/index.js";
+import { E2BDriver } from "../src/e2b-driver.js";
 
 /**
  * The "sandbox lost" rule on E2B: a sandbox that is killed out of band, or reaches its end of life, while a call

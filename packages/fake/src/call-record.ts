@@ -1,4 +1,4 @@
-import { redactValue as redactCoreValue } from "@sbx/core";
+import { redactValue as redactCoreValue } from "@sbx/core/adapter";
 
 /** The kinds of call the fake records. */
 export type FakeCallKind = "create" | "command" | "runCode" | "createCodeContext" | "file" | "kill";

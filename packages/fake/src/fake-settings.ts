@@ -1,4 +1,5 @@
-import { InvalidArgumentError, validate } from "@sbx/core";
+import { InvalidArgumentError } from "@sbx/core";
+import { validate } from "@sbx/core/adapter";
 import { z } from "zod";
 import type { ExecutionError } from "@sbx/core";
 

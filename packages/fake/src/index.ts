@@ -2,4 +2,3 @@ export { createSandboxProvider, fake, FAKE_CAPABILITIES, NOT_A_SECURITY_BOUNDARY
 export type { FakeSettings, CommandHandler, CommandHandlerCall, CommandHandlerResponse, CodeHandler, CodeHandlerCall, CodeHandlerResponse } from "./fake-settings.js";
 export type { FakeCall, FakeCallKind } from "./call-record.js";
 export type { FaultInjector } from "./fault-injector.js";
-export { createHostMatcher } from "./host-allowlist.js";

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSandbox, isSbxError } from "@sbx/core";
 import { describe, expect, it } from "vitest";
-import { createHostMatcher, createSandboxProvider, fake } from "../src/index.js";
+import { createSandboxProvider, fake } from "../src/index.js";
+import { createHostMatcher } from "../src/host-allowlist.js";
 
 async function expectCode(work: Promise<unknown>, code: string): Promise<unknown> {
   try {

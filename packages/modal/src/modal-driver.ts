@@ -119,6 +119,11 @@ export class ModalDriver implements SandboxDriverV1 {
     this.audit = options.audit;
   }
 
+  /** The SDK's sandbox object, for the adapter's escape hatch (outside the portable contract). */
+  get native(): unknown {
+    return this.sandbox;
+  }
+
   /**
    * Maps an SDK error. An error that maps to nothing more specific than `ProviderError` is checked against the
    * sandbox's state (one `poll`): when the sandbox has finished (terminated, timed out, idle) or is unknown, the

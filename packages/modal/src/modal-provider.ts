@@ -2,7 +2,6 @@ import {
   BackendUnavailableError,
   PolicyNotEnforcedError,
   registerBackendManifest,
-  throwIfAborted,
   type BackendStatus,
   type DriverAudit,
   type PolicyRecord,
@@ -11,6 +10,7 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
+import { throwIfAborted } from "@sbx/core/adapter";
 import type { App, Image, ModalClient, Sandbox } from "modal";
 import { MODAL_CAPABILITIES } from "./modal-capabilities.js";
 import { clientHasCredentials, createModalClient } from "./modal-client.js";

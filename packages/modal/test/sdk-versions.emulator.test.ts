@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { createSandbox, createSandboxFromDriver, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
+import { createSandbox, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
+import { createSandboxFromDriver } from "@sbx/core/adapter";
 import { startModalEmulator, type ModalEmulator } from "@sbx/modal-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandboxProvider, ModalDriver, MODAL_WORKSPACE } from "../src/index.js";
+import { createSandboxProvider } from "../src/index.js";
+import { ModalDriver, MODAL_WORKSPACE } from "../src/modal-driver.js";
 
 /**
  * The adapter's command and file paths on two `modal` SDK versions through the emulator: 0.11.1 (what the adapter

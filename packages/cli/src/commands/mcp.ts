@@ -30,7 +30,7 @@ function untilAborted(signal: AbortSignal | undefined): Promise<void> {
  * server's (denied by default). Ends on Ctrl-C/SIGTERM (stdio: also when the client closes the pipe), killing every sandbox.
  */
 export async function mcpCommand(environment: CliEnvironment, mode: OutputMode, flags: McpFlags): Promise<number> {
-  const target = await resolveTarget(requestedTarget(flags.target, environment.env), { allowFake: flags["allow-fake"] === true, signal: environment.signal });
+  const target = await resolveTarget(requestedTarget(flags.target, environment.env), { allowFake: flags["allow-fake"] === true, signal: environment.signal, env: environment.env });
   const network = parseNetwork(flags.network);
   const options = { target, sandboxOptions: { network } };
   if (flags.http === undefined) {

@@ -36,6 +36,9 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
     get audit() {
       return driver.audit;
     },
+    get native() {
+      return driver.native;
+    },
     agent,
     spawn: (request) => (commandsThroughAgent && agent.warm ? agent.spawnCommand(request).catch(() => driver.spawn(request)) : driver.spawn(request)),
     // A per-call output limit, when core passes one, is applied inside the sandbox too.

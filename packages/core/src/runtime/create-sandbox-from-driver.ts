@@ -20,6 +20,7 @@ import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./outp
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { requireString, validate } from "./validate.js";
+import { rememberDriver } from "./native-handle.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
@@ -34,6 +35,11 @@ export interface SandboxContext {
    * up and reports `killed: false`. Default 10000.
    */
   readonly killGraceMs?: number;
+  /**
+   * True when the sandbox was attached with `connectSandbox`: code contexts created by an earlier connection may
+   * exist, so a `contextId` this object did not create is passed to the backend instead of refused. Default false.
+   */
+  readonly reconnected?: boolean;
   /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
   readonly destroyTimeoutMs?: number;
   /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
@@ -64,6 +70,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
   /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
   let lostError: SandboxNotFoundError | undefined;
   const liveProcesses = new Set<SpawnedProcess>();
+  /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
+  const createdContexts = new Set<string>();
 
   /**
    * The sandbox-lost rule: a driver's `SandboxNotFoundError` during any call marks the sandbox closed and lost, and
@@ -295,6 +303,9 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     const codeOptions = validate(runCodeOptionsSchema, rawOptions ?? {}, "options") as RunCodeOptions;
     const language = codeOptions.language ?? "python";
     if (codeOptions.contextId !== undefined) requireCapability("STATEFUL_CODE", "code contexts");
+    if (codeOptions.contextId !== undefined && !context.reconnected && !createdContexts.has(codeOptions.contextId)) {
+      throw new InvalidArgumentError({ field: "options.contextId", backend, message: `Invalid options.contextId: ${JSON.stringify(redactText(String(codeOptions.contextId), secretValues))} is not a code context of this sandbox. Use the id returned by sandbox.createCodeContext(), or omit contextId for a one-shot run.` });
+    }
     requireLanguage(language);
     throwIfAborted(codeOptions.signal, backend);
     // The deadline starts before the first backend call, so a backend that stalls while starting still times out.
@@ -397,11 +408,15 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     throwIfAborted(contextOptions?.signal, backend);
     if (!driver.createCodeContext) throw new CapabilityNotSupportedError({ capability: "STATEFUL_CODE", backend, supportedBy: backendsSupporting("STATEFUL_CODE", backend), detail: "the adapter declares it but does not implement createCodeContext" });
     const created = await adapter("create a code context", () => driver.createCodeContext!({ language, cwd: driver.workspace, signal: contextOptions?.signal }));
+    createdContexts.add(created.id);
     return Object.freeze({ id: created.id, language: created.language });
   }
 
   /** Resolves a caller's path; a refusal never carries a secret the path held (errors are redacted like every other). */
-  const workspacePath = (path: unknown) => redacting(() => resolveWorkspacePath(path, driver.workspace, backend));
+  const workspacePath = (path: unknown) => {
+    if (typeof path !== "string") throw new InvalidArgumentError({ field: "path", backend, message: `Invalid path: expected a string relative to the workspace (or absolute inside it), got ${path === null ? "null" : typeof path}.` });
+    return redacting(() => resolveWorkspacePath(path, driver.workspace, backend));
+  };
 
   function redacting<Result>(work: () => Result): Result {
     try {
@@ -611,6 +626,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     kill,
     [Symbol.asyncDispose]: kill,
   };
+  rememberDriver(sandbox, driver);
   return sandbox;
 }
 

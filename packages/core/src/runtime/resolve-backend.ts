@@ -12,34 +12,57 @@ import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { validate } from "./validate.js";
+import type { SandboxLogger } from "../v1/logging.js";
+import { loggedCall, resolveLogger, withDriverLogging } from "./backend-logging.js";
+import { AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE, orderAutoBackends } from "./backend-preference.js";
 
 /** Makes a provider from backend-specific settings. Adapter packages export one as `createSandboxProvider`. */
 export type SandboxProviderFactory = (settings?: Record<string, unknown>) => SandboxProviderV1;
 
-/** Order in which `"auto"` tries isolating backends. */
-export const AUTO_PREFERENCE_ORDER: readonly string[] = ["docker", "e2b", "modal"];
+export { AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE } from "./backend-preference.js";
 
 const registeredFactories = new Map<string, SandboxProviderFactory>();
+/** Whether each registered scheme's provider is an isolation boundary (so `"auto"` may consider it). */
+const registeredIsolating = new Map<string, boolean>();
+
+const SCHEME_PATTERN = /^[a-z][a-z0-9+.-]*$/i;
 
 /**
  * Registers a provider factory for a URI scheme, so `createSandbox("scheme://...")` works for third-party
  * adapters (or to override how a first-party one is loaded). Also registers its capability manifest.
  */
 export function registerProvider(scheme: string, factory: SandboxProviderFactory): void {
-  if (typeof scheme !== "string" || !/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new InvalidArgumentError({ field: "scheme", message: `Invalid scheme ${JSON.stringify(scheme)}: use lowercase letters, digits, '+', '.', '-'.` });
+  if (typeof scheme !== "string" || !SCHEME_PATTERN.test(scheme)) throw new InvalidArgumentError({ field: "scheme", message: `Invalid scheme ${JSON.stringify(scheme)}: use letters, digits, '+', '.', '-', starting with a letter (schemes are case-insensitive).` });
   if (typeof factory !== "function") throw new InvalidArgumentError({ field: "factory", message: "Invalid factory: expected a function (settings) => SandboxProviderV1." });
   // Check the provider before registering anything, so a wrong-version adapter leaves no trace (checkProvider records the manifest).
-  checkProvider(factory());
-  registeredFactories.set(scheme, factory);
+  const provider = checkProvider(factory());
+  const normalized = scheme.toLowerCase();
+  registeredFactories.set(normalized, factory);
+  registeredIsolating.set(normalized, provider.isolating !== false);
 }
 
-/** Splits `"docker://python:3.12-slim"` into scheme and target. */
+/**
+ * The backends `createSandbox("auto")` tries, in order: the `backends` option, else `SBX_BACKENDS`, else
+ * `AUTO_PREFERENCE_ORDER` followed by every isolating provider registered with `registerProvider`, then the fake
+ * when `allowFake` is true. A stated preference is also a limit: only the backends named are tried.
+ */
+export function autoBackendOrder(options: { backends?: readonly string[] | string; allowFake?: boolean; environment?: Readonly<Record<string, string | undefined>> } = {}): string[] {
+  return orderAutoBackends({ ...options, registered: registeredIsolating }).order;
+}
+
+/**
+ * Splits `"docker://python:3.12-slim"` into scheme and target. The scheme is case-insensitive (returned in lower
+ * case); whitespace anywhere is refused rather than trimmed, since a stray space is a configuration mistake.
+ */
 export function parseTarget(target: string): { scheme: string; target: string } {
-  const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/.exec(target);
+  if (typeof target === "string" && /\s/.test(target)) {
+    throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: it contains whitespace. Remove it (sbx does not trim targets), for example "docker://python:3.12-slim".` });
+  }
+  const match = typeof target === "string" ? /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(target) : null;
   if (!match) {
     throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: expected "scheme://target", for example "docker://python:3.12-slim", "e2b://code-interpreter-v1", "modal://python:3.12-slim", "fake://", or "auto".` });
   }
-  return { scheme: match[1]!, target: match[2]! };
+  return { scheme: match[1]!.toLowerCase(), target: match[2]! };
 }
 
 async function importAdapter(packageName: string): Promise<Record<string, unknown>> {
@@ -62,6 +85,7 @@ function installRemedy(packageName: string): string {
 
 /** Loads the provider for a scheme: a registered factory, or the adapter package `@sbx/<scheme>` imported on first use. */
 export async function loadProvider(scheme: string, settings: Record<string, unknown> = {}): Promise<SandboxProviderV1> {
+  scheme = typeof scheme === "string" ? scheme.toLowerCase() : scheme;
   const registered = registeredFactories.get(scheme);
   let provider: SandboxProviderV1;
   if (registered) provider = registered(settings);
@@ -72,24 +96,39 @@ export async function loadProvider(scheme: string, settings: Record<string, unkn
       module = await importAdapter(packageName);
     } catch (error) {
       const known = getBackendManifest(scheme) !== undefined;
-      const alternatives = listBackendManifests().map((manifest) => manifest.backend).filter((backend) => backend !== scheme);
+      const knownSchemes = knownBackendSchemes();
+      if (!known) {
+        // Not a backend sbx knows: a typo or a third-party adapter that was never registered. Installing a package
+        // named after the scheme is not the fix, and retrying will not help.
+        throw new InvalidArgumentError({
+          field: "target",
+          backend: scheme,
+          cause: error,
+          message: `Unknown backend scheme "${scheme}". Known schemes: ${knownSchemes.map((name) => `${name}://`).join(", ")}. For a third-party adapter, call registerProvider("${scheme}", createSandboxProvider) before createSandbox().`,
+        });
+      }
+      const alternatives = knownSchemes.filter((backend) => backend !== scheme);
       throw new BackendUnavailableError({
         backend: scheme,
         cause: error,
+        retryable: false,
         remedy: installRemedy(packageName),
         alternatives,
-        message: known
-          ? `The ${scheme} backend's adapter package ${packageName} is not installed. ${installRemedy(packageName)} Other backends: ${alternatives.join(", ")} (detectBackends() says which are usable here).`
-          : `Unknown backend scheme "${scheme}": no adapter is registered for it and ${packageName} could not be loaded. Known backends: ${listBackendManifests().map((manifest) => manifest.backend).join(", ")}.`,
+        message: `The ${scheme} backend's adapter package ${packageName} is not installed. ${installRemedy(packageName)} Other backends: ${alternatives.join(", ")} (detectBackends() says which are usable here).`,
       });
     }
     const factory = module.createSandboxProvider;
     if (typeof factory !== "function") {
-      throw new BackendUnavailableError({ backend: scheme, remedy: `Update ${packageName}.`, message: `${packageName} does not export createSandboxProvider(); it is not an sbx adapter for this version of @sbx/core.` });
+      throw new BackendUnavailableError({ backend: scheme, retryable: false, remedy: `Update ${packageName}.`, message: `${packageName} does not export createSandboxProvider(); it is not an sbx adapter for this version of @sbx/core.` });
     }
     provider = (factory as SandboxProviderFactory)(settings);
   }
   return checkProvider(provider);
+}
+
+/** Every scheme `createSandbox` accepts right now: first-party and registered backends, sorted. */
+function knownBackendSchemes(): string[] {
+  return [...new Set([...listBackendManifests().map((manifest) => manifest.backend), ...registeredFactories.keys()])].sort();
 }
 
 /** Verifies a provider speaks this protocol version and records its manifest. */
@@ -124,13 +163,13 @@ function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: Resolve
   }
 }
 
-function parseOptions(options: CreateSandboxOptions | undefined): { resolved: ResolvedCreateOptions; signal: AbortSignal | undefined; credentials: Map<string, CredentialSource> } {
+function parseOptions(options: CreateSandboxOptions | undefined): { resolved: ResolvedCreateOptions; signal: AbortSignal | undefined; credentials: Map<string, CredentialSource>; backends: string[] | undefined; logger: SandboxLogger | undefined } {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new InvalidArgumentError({ field: "options", message: "Invalid options: expected an object." });
   }
   const split = splitCredentialSources(options ?? {});
-  const { signal, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
-  return { resolved, signal, credentials: split.sources };
+  const { signal, backends, logger, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
+  return { resolved, signal, credentials: split.sources, backends, logger: resolveLogger(logger) };
 }
 
 /**
@@ -140,13 +179,13 @@ function parseOptions(options: CreateSandboxOptions | undefined): { resolved: Re
  * A provider object may be passed instead of a string.
  */
 export async function createSandbox(target: string | SandboxProviderV1 = "auto", options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal, credentials } = parseOptions(options);
+  const { resolved, signal, credentials, backends: preference, logger } = parseOptions(options);
   throwIfAborted(signal);
   let provider: SandboxProviderV1;
   let providerTarget = "";
   if (typeof target === "object" && target !== null) provider = checkProvider(target);
   else if (typeof target !== "string") throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://python:3.12-slim\" or a provider object." });
-  else if (target === "auto") provider = await pickAutomaticProvider(resolved, signal);
+  else if (target.toLowerCase() === "auto") provider = await pickAutomaticProvider(resolved, preference, signal);
   else {
     const parsed = parseTarget(target);
     provider = await loadProvider(parsed.scheme, resolved.settings);
@@ -156,14 +195,15 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   if (credentials.size > 0) await revokeOrphansBeforeIssuing(credentials, signal);
   const secrets = Object.values(resolved.secrets);
   const createStartedAt = Date.now();
-  const driver = await callAdapter(provider.backend, "create a sandbox", secrets, () => provider.create({ target: providerTarget, options: resolved, signal }));
+  const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () => provider.create({ target: providerTarget, options: resolved, signal })));
+  const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
   if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
   return createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved });
 }
 
 /** Attaches to a live sandbox by id (needs `RECONNECT`). `target` names the backend, for example `"docker://"`. */
 export async function connectSandbox(target: string | SandboxProviderV1, sandboxId: string, options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal, credentials } = parseOptions(options);
+  const { resolved, signal, credentials, logger } = parseOptions(options);
   if (credentials.size > 0) throw new InvalidArgumentError({ field: `options.secrets.${[...credentials.keys()][0]}`, message: "Invalid options.secrets: credential() sources are issued by createSandbox() for the sandbox it creates; connectSandbox() does not issue or revoke them. Pass the value as a plain secret." });
   if (typeof sandboxId !== "string" || sandboxId.length === 0) throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
   if (typeof target !== "string" && (typeof target !== "object" || target === null)) throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://\" or a provider object." });
@@ -171,8 +211,10 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   if (!provider.capabilities.RECONNECT || !provider.connect) {
     throw new CapabilityNotSupportedError({ capability: "RECONNECT", backend: provider.backend, supportedBy: backendsSupporting("RECONNECT", provider.backend) });
   }
-  const driver = await callAdapter(provider.backend, "connect to a sandbox", Object.values(resolved.secrets), () => provider.connect!({ sandboxId, options: resolved, signal }));
-  return createSandboxFromDriver(driver, { provider, target: typeof target === "string" ? parseTarget(target).target : "", options: resolved });
+  const secrets = Object.values(resolved.secrets);
+  const connectedDriver = await callAdapter(provider.backend, "connect to a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "connect", sandboxId }, () => provider.connect!({ sandboxId, options: resolved, signal })));
+  const driver = withDriverLogging(connectedDriver, provider.backend, logger, secrets);
+  return createSandboxFromDriver(driver, { provider, target: typeof target === "string" ? parseTarget(target).target : "", options: resolved, reconnected: true });
 }
 
 async function statusOf(backend: string, signal?: AbortSignal): Promise<BackendStatus> {
@@ -192,11 +234,19 @@ export async function detectBackends(options?: { signal?: AbortSignal }): Promis
   return Promise.all([...names].map((name) => statusOf(name, options?.signal)));
 }
 
-async function pickAutomaticProvider(options: ResolvedCreateOptions, signal?: AbortSignal): Promise<SandboxProviderV1> {
-  const order = [...AUTO_PREFERENCE_ORDER, ...(options.allowFake ? ["fake"] : [])];
+async function pickAutomaticProvider(options: ResolvedCreateOptions, backends: readonly string[] | undefined, signal?: AbortSignal): Promise<SandboxProviderV1> {
+  const { order, source } = orderAutoBackends({ backends, allowFake: options.allowFake, registered: registeredIsolating });
   const statuses: BackendStatus[] = [];
   for (const backend of order) {
+    const isolating = AUTO_PREFERENCE_ORDER.includes(backend) || (registeredIsolating.get(backend) ?? getBackendManifest(backend)?.isolating ?? true);
+    if (!isolating && !options.allowFake) {
+      statuses.push({ backend, usable: false, isolating, reason: `${backend} is not a security boundary, so "auto" uses it only with allowFake: true.`, remedy: "Pass { allowFake: true } to accept it." });
+      continue;
+    }
     const status = await statusOf(backend, signal);
+    if (source !== "default" && !registeredFactories.has(backend) && getBackendManifest(backend) === undefined && !status.usable) {
+      throw new InvalidArgumentError({ field: source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE, message: `Invalid ${source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE}: "${backend}" is not a known backend. Known: ${knownBackendSchemes().join(", ")}; register third-party ones with registerProvider().` });
+    }
     statuses.push(status);
     if (status.usable) return loadProvider(backend, options.settings);
   }
@@ -204,6 +254,6 @@ async function pickAutomaticProvider(options: ResolvedCreateOptions, signal?: Ab
     backend: "auto",
     remedy: statuses.map((status) => `${status.backend}: ${status.remedy}`).join(" "),
     alternatives: options.allowFake ? [] : ["fake (pass allowFake: true; it is not a security boundary)"],
-    message: `No isolating backend is usable here.\n${statuses.map((status) => `- ${status.backend}: ${status.reason} ${status.remedy}`).join("\n")}${options.allowFake ? "" : "\nTo run on the in-process fake instead (not a security boundary), pass { allowFake: true } or use \"fake://\"."}`,
+    message: `No ${source === "default" ? "isolating " : ""}backend is usable here${source === "default" ? "" : ` among those preferred by ${source === "option" ? "the backends option" : BACKENDS_ENVIRONMENT_VARIABLE} (${order.join(", ")})`}.\n${statuses.map((status) => `- ${status.backend}: ${status.reason} ${status.remedy}`).join("\n")}${options.allowFake ? "" : "\nTo run on the in-process fake instead (not a security boundary), pass { allowFake: true } or use \"fake://\"."}`,
   });
 }

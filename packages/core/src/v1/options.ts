@@ -1,3 +1,4 @@
+import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
 
@@ -54,6 +55,8 @@ export const createSandboxOptionsSchema = z.object({
   user: z.enum(["default", "root"]).default("default"),
   allowFake: z.boolean().default(false),
   settings: z.record(z.string(), z.unknown()).default({}),
+  backends: z.array(z.string()).min(1).optional(),
+  logger: z.custom<SandboxLogger>((value) => value === undefined || typeof value === "function", "must be a function (entry) => void").optional(),
   signal: signalSchema.optional(),
 }).strict();
 
@@ -93,12 +96,23 @@ export interface CreateSandboxOptions {
   allowFake?: boolean;
   /** Backend-specific settings, passed to the adapter (for example `{ runtime: "runsc" }` for Docker). */
   settings?: Record<string, unknown>;
+  /**
+   * With target `"auto"`: the backends to try, in order of preference, for example `["docker", "e2b"]`. Only these
+   * are tried. Default: the `SBX_BACKENDS` environment variable (`SBX_BACKENDS=docker,e2b`), else docker, e2b, modal
+   * and then every isolating backend registered with `registerProvider`. Ignored for other targets.
+   */
+  backends?: string[];
+  /**
+   * Receives one entry per backend call (operation, duration, outcome), secrets redacted, for debugging. Default:
+   * none, or a logger writing to stderr when the environment variable `SBX_DEBUG=1` is set.
+   */
+  logger?: SandboxLogger;
   /** Aborts creation. */
   signal?: AbortSignal;
 }
 
-/** `CreateSandboxOptions` after validation and defaults: what adapters receive. */
-export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal">;
+/** `CreateSandboxOptions` after validation and defaults: what adapters receive (without the caller-side `signal`, `backends` and `logger`). */
+export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal" | "backends" | "logger">;
 
 /** Options for `commands.run()` and `commands.start()`. */
 export const runCommandOptionsSchema = z.object({

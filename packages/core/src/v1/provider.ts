@@ -166,6 +166,11 @@ export interface SandboxDriverV1 {
   readonly workspace: string;
   /** What was applied and how it is enforced. */
   readonly audit: DriverAudit;
+  /**
+   * Optional: the backend's own object for this sandbox (a dockerode `Container`, an E2B `Sandbox`), for the
+   * adapter's typed escape hatch (`nativeHandleOf` in `@sbx/core/adapter`). Outside the portable contract.
+   */
+  readonly native?: unknown;
   /** Starts a process. */
   spawn(request: SpawnRequest): Promise<SpawnedProcess>;
   /**

@@ -1,0 +1,18 @@
+/**
+ * `@sbx/core/adapter`: helpers for people writing an sbx adapter (a `SandboxProviderV1` and its driver).
+ * Application code does not need these; it uses the root export `@sbx/core`. Everything here follows the
+ * same semver as the root export, but is documented for adapter authors only (docs/writing-an-adapter.md).
+ */
+export { createSandboxFromDriver, type SandboxContext } from "./runtime/create-sandbox-from-driver.js";
+export { resolveWorkspacePath, resolveWorkingDirectory } from "./runtime/paths.js";
+export { OutputCollector, TextChannel, DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
+export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-shot.js";
+export { redactText, throwIfAborted } from "./runtime/guard.js";
+/** Validates a value against a zod schema and throws `InvalidArgumentError` naming the field, as core does for options. */
+export { validate } from "./runtime/validate.js";
+export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
+export { nativeHandleOf } from "./runtime/native-handle.js";
+export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
+export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
+export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
+export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";
