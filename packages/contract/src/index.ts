@@ -20,3 +20,4 @@ export { describeVerifiedKillsContract } from "./groups/verified-kills.js";
 export { describeReadLimitsContract } from "./groups/read-limits.js";
 export { describeSecretEncodingsContract } from "./groups/secret-encodings.js";
 export { describeLostSandboxContract } from "./groups/lost-sandbox.js";
+export { loopbackNetworkFixture } from "./loopback-network-fixture.js";

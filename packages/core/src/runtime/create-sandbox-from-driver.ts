@@ -19,6 +19,8 @@ import { TextOutputCollector } from "./text-output-collector.js";
 import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./output-collector.js";
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
+import { defaultEnvironment } from "./default-environment.js";
+import { withDriverDefaults } from "./driver-defaults.js";
 import { requireString, validate } from "./validate.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
@@ -45,7 +47,9 @@ export interface SandboxContext {
  * checks, timeouts that kill, output caps, path confinement, secret redaction and the audit record.
  * Adapters never implement these themselves.
  */
-export function createSandboxFromDriver(driver: SandboxDriverV1, context: SandboxContext): Sandbox {
+export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: SandboxContext): Sandbox {
+  // The optional file operations a driver leaves out come from core's POSIX defaults on its `spawn` (ADR 0020).
+  const driver = withDriverDefaults(givenDriver);
   const { provider, options } = context;
   const backend = provider.backend;
   const capabilities = provider.capabilities;
@@ -58,6 +62,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
   const killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const destroyTimeoutMs = context.destroyTimeoutMs ?? 30_000;
   const baseEnvironment = { ...options.env, ...options.secrets };
+  /** What every spawn sees: core's defaults (PATH, HOME, LANG), overridden by the sandbox env and its secrets. */
+  const spawnEnvironment = { ...defaultEnvironment(driver.workspace), ...baseEnvironment };
   const createdAt = new Date().toISOString();
   let closedAt: string | null = null;
   let killing: Promise<void> | undefined;
@@ -150,7 +156,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       stderr.onText((text) => stderrChannel.push(text));
     }
     const started = Date.now();
-    const environment = { ...baseEnvironment, ...(runOptions.env ?? {}) };
+    const environment = { ...spawnEnvironment, ...(runOptions.env ?? {}) };
     let killOutcome: Promise<KillOutcome> | undefined;
     const closeChannels = () => {
       stdoutChannel.end();
@@ -321,7 +327,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       code,
       language,
       contextId: codeOptions.contextId,
-      env: baseEnvironment,
+      env: oneShot ? spawnEnvironment : baseEnvironment,
       cwd: driver.workspace,
       signal: controller.signal,
       onStdout: guard.wrap("sbx", (text: string) => {
@@ -461,8 +467,11 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       ensureOpen("write a file");
       const target = workspacePath(path);
       throwIfAborted(fileOptions?.signal, backend);
-      const stream = toStream(data);
-      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal }));
+      // Core always passes the length when it knows it (strings and byte arrays), so archive-based adapters never spool.
+      const bytes = typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : undefined;
+      const stream = toStream(bytes ?? data);
+      const sizeBytes = bytes?.byteLength;
+      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }));
     },
     read: (async (path: string, fileOptions?: FileReadOptions & { format?: "text" | "bytes" | "stream" }) => {
       ensureOpen("read a file");

@@ -1,0 +1,18 @@
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeSandboxContract, loopbackNetworkFixture } from "@sbx/contract";
+import { createExampleProvider } from "./fixtures/full-driver-adapter/example-provider.js";
+
+/**
+ * Compatibility (ADR 0020): an adapter written against the full `SandboxDriverV1` of sbx 0.1 (it implements `list`,
+ * `stat`, `remove`, `mkdir` and `rename` itself, and adds its own PATH) runs unchanged and passes the whole suite.
+ */
+const root = join(tmpdir(), "sbx-full-driver-adapter");
+
+describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvider({ root }), {
+  network: loopbackNetworkFixture,
+  timeoutMs: 90_000,
+  removeOutOfBand: async (sandbox) => rm(join(root, sandbox.id), { recursive: true, force: true }),
+  skip: { "lost-sandbox.mid-command": "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends" },
+});
