@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { access, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeSandboxContract, loopbackNetworkFixture } from "@sbx/contract";
@@ -11,5 +11,7 @@ describeSandboxContract("example", () => createSandboxProvider(), {
   timeoutMs: 90_000,
   // An operator removing the sandbox: its folder under the provider's default root goes away.
   removeOutOfBand: async (sandbox) => rm(join(tmpdir(), "sbx-example", sandbox.id), { recursive: true, force: true }),
+  // The backend's resource is the sandbox's folder.
+  sandboxExists: async (id) => access(join(join(tmpdir(), "sbx-example"), id)).then(() => true, () => false),
   skip: { "lost-sandbox.mid-command": "the example adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends" },
 });

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { access, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeSandboxContract, loopbackNetworkFixture } from "@sbx/contract";
@@ -14,5 +14,7 @@ describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvid
   network: loopbackNetworkFixture,
   timeoutMs: 90_000,
   removeOutOfBand: async (sandbox) => rm(join(root, sandbox.id), { recursive: true, force: true }),
+  // The backend's resource is the sandbox's folder.
+  sandboxExists: async (id) => access(join(root, id)).then(() => true, () => false),
   skip: { "lost-sandbox.mid-command": "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends" },
 });

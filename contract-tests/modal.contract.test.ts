@@ -11,8 +11,8 @@ import { e2bEmulatorServersFixture } from "./fixtures/e2b-emulator-servers.js";
  * test image. The emulator's URL and token reach the adapter as provider settings. If the emulator cannot start
  * (no Docker), every test skips with the reason, or fails when SBX_REQUIRE names modal.
  *
- * One contract test is skipped, with its reason: `limits.applied` asks for a pids limit, which Modal does not have,
- * so the adapter refuses it; the modal-specific tests below check that CPU and memory are applied and pids refused.
+ * `limits.applied` requests only the limits Modal has (cpus, memoryMiB) and proves a pids limit is refused (it was
+ * skipped before); the modal-specific test below also checks the limits reach the container.
  */
 const image = process.env.SBX_MODAL_EMULATOR_IMAGE ?? "sbx-test/python:3.11";
 let emulator: ModalEmulator | undefined;
@@ -58,9 +58,9 @@ const emulatedProvider: SandboxProviderV1 = {
 describeSandboxContract("modal (emulator)", () => emulatedProvider, {
   network: e2bEmulatorServersFixture({ image, networkName: () => emulator!.networkName }),
   timeoutMs: 120_000,
-  skip: {
-    "limits.applied": "it asks for a pids limit, which Modal does not have (the adapter refuses it); modal.contract.test.ts checks cpus and memoryMiB applied and pids refused instead",
-  },
+  sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
+  // Modal has CPU and memory limits but no pids limit: limits.applied requests these two and proves pids is refused.
+  limits: { cpus: 1, memoryMiB: 256 },
 });
 
 describe("modal (emulator): resource limits Modal has", () => {

@@ -21,3 +21,4 @@ export { describeReadLimitsContract } from "./groups/read-limits.js";
 export { describeSecretEncodingsContract } from "./groups/secret-encodings.js";
 export { describeLostSandboxContract } from "./groups/lost-sandbox.js";
 export { loopbackNetworkFixture } from "./loopback-network-fixture.js";
+export { describeFilePolicyContract } from "./groups/file-policy.js";

@@ -13,6 +13,12 @@ export const CONTRACT_TEST_IDS = [
   "lifecycle.await-using-disposes",
   "lifecycle.invalid-create-options",
 
+  "file-policy.symlink-inside",
+  "file-policy.symlink-outside",
+  "file-policy.read-special",
+  "file-policy.list-sorted",
+  "file-policy.remove-folder",
+
   "commands.exit-codes",
   "commands.stdout-stderr-separate",
   "commands.streaming-order",
