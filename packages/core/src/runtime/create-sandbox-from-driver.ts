@@ -14,13 +14,14 @@ import { DEFAULT_KILL_GRACE_MS, Deadline, killWithinGrace, settleWithinGrace, wi
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
 import { boundedDownload, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
-import { MIN_SECRET_LENGTH, redactError, redactText, redactValue } from "./redaction.js";
+import { MIN_SECRET_LENGTH, redactError, redactText } from "./redaction.js";
 import { TextOutputCollector } from "./text-output-collector.js";
 import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./output-collector.js";
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { defaultEnvironment } from "./default-environment.js";
 import { withDriverDefaults } from "./driver-defaults.js";
+import { buildAuditRecord } from "./audit-record.js";
 import { requireString, validate } from "./validate.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
@@ -560,25 +561,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     },
   };
 
-  function audit(): AuditRecord {
-    const record: AuditRecord = {
-      specificationVersion: "sbx-audit-v1",
-      backend,
-      backendVersion: driver.audit.backendVersion,
-      sandboxId: driver.id,
-      target: context.target,
-      createdAt,
-      closedAt,
-      isolating: provider.isolating,
-      policies: driver.audit.policies,
-      environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
-      credentials: context.credentials?.auditEntries() ?? [],
-      notes: [...(driver.audit.notes ?? [])],
-    };
-    // Structured values are redacted (every form of every secret), never the JSON text, so no secret value can corrupt
-    // the record; the JSON round trip keeps it plain data.
-    return redactValue(JSON.parse(JSON.stringify(record)) as AuditRecord, secretValues);
-  }
+  const audit = (): AuditRecord => buildAuditRecord({ driver, context, createdAt, closedAt, secretValues });
 
   /**
    * Destroys the sandbox. Bounded: live processes get the kill grace, the backend's destroy gets `destroyTimeoutMs`,
