@@ -7,11 +7,11 @@ import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
  * is process 1 of its own PID namespace; when it exits, or when `unshare` is SIGKILLed, the kernel kills every process
  * left in it (setsid and double-forked ones too), so a kill takes the whole tree and no background child holds stdout
  * open. `--net` when egress is denied: a namespace with only a loopback interface, down (not even the host's 127.0.0.1).
- * The environment is exactly what core passes (its defaults PATH, HOME, LANG plus the caller's): nothing of the host's.
- */
+ * The environment is exactly what core passes (its defaults PATH, HOME, LANG plus the caller's): nothing of the host's. */
 export function spawnInNamespace(request: SpawnRequest, settings: { denyEgress: boolean }): SpawnedProcess {
   const namespaces = ["--pid", "--fork", "--kill-child", "--mount-proc", ...(settings.denyEgress ? ["--net"] : [])];
-  const child = spawn("unshare", [...namespaces, "sh", "-c", request.command], { cwd: request.cwd, env: { ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+  // A missing cwd is the shell's own error and exit 126, as on every backend (ADR 0020), not a spawn failure.
+  const child = spawn("unshare", [...namespaces, "sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", request.cwd, request.command], { cwd: "/", env: { ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (chunk: Buffer) => request.onStdout(new Uint8Array(chunk)));
   child.stderr!.on("data", (chunk: Buffer) => request.onStderr(new Uint8Array(chunk)));
   child.stdin?.on("error", () => {}); // The command may exit without reading its input.

@@ -18,6 +18,8 @@ export const CONTRACT_TEST_IDS = [
   "file-policy.read-special",
   "file-policy.list-sorted",
   "file-policy.remove-folder",
+  "policy.missing-cwd",
+  "policy.default-environment",
 
   "commands.exit-codes",
   "commands.stdout-stderr-separate",

@@ -87,6 +87,22 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
     await sandbox.files.remove("full", { recursive: true });
     expect(await sandbox.files.exists("full")).toBe(false);
   });
+
+  contractTest("policy.missing-cwd", "a missing cwd is a command result (non-zero exit, the shell's message), not an sbx error", async () => {
+    await using sandbox = await harness.createSandbox();
+    const result = await sandbox.commands.run("echo never", { cwd: "no-such-folder" });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr.length).toBeGreaterThan(0);
+  });
+
+  contractTest("policy.default-environment", "every command sees core's default PATH, HOME (the workspace) and LANG, which the caller's env overrides", async () => {
+    await using sandbox = await harness.createSandbox();
+    const defaults = await sandbox.commands.run('printf "%s|%s|%s" "$HOME" "$LANG" "$PATH"');
+    expect(defaults.stdout).toBe(`${sandbox.workspace}|C.UTF-8|/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`);
+    const overridden = await sandbox.commands.run('printf "%s|%s" "$HOME" "$LANG"', { env: { HOME: "/tmp", LANG: "C" } });
+    expect(overridden.stdout).toBe("/tmp|C");
+  });
 }
 
 /** The file-policy group on its own. */
