@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { FileNotFoundError, PathError, POSIX_FILE_PRELUDE, ProviderError, runPosixScript, SandboxNotFoundError, type SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { FileNotFoundError, PathError, POSIX_FILE_PRELUDE, posixReadFile, ProviderError, runPosixScript, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT, KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
@@ -13,8 +13,6 @@ export const KILLED_EXIT_CODE = 128 + 9;
 /** How long a finished command's output streams may stay open (a background child holding them) before they are cut. */
 export const OUTPUT_DRAIN_GRACE_MS = 1_000;
 
-/** Size of the chunks a file read is handed to core in. */
-const READ_CHUNK_BYTES = 1024 * 1024;
 
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
@@ -210,24 +208,15 @@ export class ModalDriver implements SandboxDriverV1 {
     throw new ProviderError({ backend: "modal", message: `Checking ${JSON.stringify(path)} before a file ${mode} failed in the Modal sandbox (exit ${result.exitCode}): ${result.stderr.slice(0, 500)}` });
   }
 
-  async readFile(path: string, _options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    // Checked first: Modal's ReadFile would block forever on a FIFO the sandbox made, and follows any symlink.
-    await this.checkPolicy(path, "read");
-    let bytes: Uint8Array;
+  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    // Through core's POSIX read (`cat` under the file policy) rather than Modal's ReadFile, which returns the whole
+    // file at once (a 2 GiB file would be held in host memory before core's read limit could apply), follows every
+    // symlink and blocks forever on a FIFO. Cancelling the stream (core's read limit) kills the `cat`.
     try {
-      bytes = await this.sandbox.filesystem.readBytes(path);
+      return await posixReadFile(this, path, options);
     } catch (error) {
-      throw await this.failure(error, "read a file", path);
+      throw SbxError.isInstance(error) ? error : await this.failure(error, "read a file", path);
     }
-    let offset = 0;
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= bytes.byteLength) return controller.close();
-        const end = Math.min(bytes.byteLength, offset + READ_CHUNK_BYTES);
-        controller.enqueue(bytes.subarray(offset, end));
-        offset = end;
-      },
-    });
   }
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, _options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
