@@ -96,10 +96,12 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
     expect(result.stderr.length).toBeGreaterThan(0);
   });
 
-  contractTest("policy.default-environment", "every command sees core's default PATH, HOME (the workspace) and LANG, which the caller's env overrides", async () => {
+  contractTest("policy.default-environment", "every command sees core's default HOME (the workspace) and LANG and a working PATH; the caller's env overrides them", async () => {
     await using sandbox = await harness.createSandbox();
-    const defaults = await sandbox.commands.run('printf "%s|%s|%s" "$HOME" "$LANG" "$PATH"');
-    expect(defaults.stdout).toBe(`${sandbox.workspace}|C.UTF-8|/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`);
+    const defaults = await sandbox.commands.run('printf "%s|%s" "$HOME" "$LANG"');
+    expect(defaults.stdout).toBe(`${sandbox.workspace}|C.UTF-8`);
+    // PATH: core's default, except where the backend's process service sets its own (E2B's envd); it finds sh tools.
+    expect((await sandbox.commands.run("command -v cat")).exitCode).toBe(0);
     const overridden = await sandbox.commands.run('printf "%s|%s" "$HOME" "$LANG"', { env: { HOME: "/tmp", LANG: "C" } });
     expect(overridden.stdout).toBe("/tmp|C");
   });
