@@ -2,7 +2,7 @@ import { describeSandboxContract } from "@sbx/contract";
 import { createSandboxProvider } from "@sbx/docker";
 import { afterAll } from "vitest";
 import { dockerServersFixture, removeDockerNetwork } from "./fixtures/docker-servers.js";
-import { removeContainerOutOfBand } from "./fixtures/remove-out-of-band.js";
+import { containerExists, removeContainerOutOfBand } from "./fixtures/remove-out-of-band.js";
 
 /** The images the Docker adapter is proven against: a plain one and one with a non-shell ENTRYPOINT and another WORKDIR. */
 const images = [...new Set([process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11", "sbx-test/python-entrypoint:3.11"])];
@@ -17,5 +17,6 @@ for (const image of images) {
     network,
     timeoutMs: 120_000,
     removeOutOfBand: (sandbox) => removeContainerOutOfBand(sandbox.id),
+    sandboxExists: containerExists,
   });
 }

@@ -1,10 +1,14 @@
-import { describeSandboxContract } from "@sbx/contract";
+import { describeSandboxContract, loopbackNetworkFixture } from "@sbx/contract";
 import { createSandboxProvider } from "@sbx/fake";
-import { loopbackServers } from "./fixtures/loopback-servers.js";
 
 /** The fake with its full manifest; `removeOutOfBand` loses the sandbox through the fake's fault injector. */
 const fake = createSandboxProvider();
-describeSandboxContract("fake", () => fake, { network: loopbackServers, removeOutOfBand: async (sandbox) => fake.faults.loseSandbox(sandbox.id) });
+const narrowed = createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } });
+describeSandboxContract("fake", () => fake, {
+  network: loopbackNetworkFixture,
+  removeOutOfBand: async (sandbox) => fake.faults.loseSandbox(sandbox.id),
+  sandboxExists: async (id) => fake.liveSandboxIds.includes(id),
+});
 
 /**
  * The fake narrowed to every optional capability off, so each declared-off path (refusals with the right
@@ -12,6 +16,6 @@ describeSandboxContract("fake", () => fake, { network: loopbackServers, removeOu
  */
 describeSandboxContract(
   "fake (every optional capability off)",
-  () => createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } }),
-  { network: loopbackServers },
+  () => narrowed,
+  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id) },
 );

@@ -4,11 +4,9 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { defineCapabilities, SandboxNotFoundError, type BackendStatus, type DriverAudit, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
-import { withCodeAgent } from "@sbx/core/adapter";
+import { defineCapabilities, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import { posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
-import { WorkspaceFiles } from "./workspace-files.js";
-
 const run = promisify(execFile);
 
 /** Settings of the example provider. */
@@ -16,95 +14,63 @@ export interface ExampleProviderSettings {
   /** Folder holding one sub-folder per sandbox. Default `<os tmpdir>/sbx-example`. */
   root?: string;
 }
-
-/** What is kept on disk next to a sandbox's workspace, so `connect()` (from any process) restores its policy. */
-interface SandboxState {
-  readonly network: NetworkPolicy;
-  readonly createdAt: string;
-  readonly expiresAt: number;
-}
-
-/**
- * The manifest: declared once, never changed. Everything not listed is off, and core refuses it for us with
- * `CapabilityNotSupportedError` (no allowlist, no mounts, no limits). Code contexts and rich results cost one line:
- * the driver is wrapped with core's `withCodeAgent`, which runs the sbx sandbox agent through our own `spawn`.
- */
+/** Kept next to a sandbox's workspace, so `connect()` (from any process) restores its policy. */
+type SandboxState = { readonly network: NetworkPolicy; readonly createdAt: string; readonly expiresAt: number };
+/** The manifest: everything not listed is off (core refuses it). Code contexts come from core's `withCodeAgent`. */
 const CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] });
-
 const ID_PATTERN = /^sbx-example-[0-9a-f]{16}$/;
-
 /**
- * An example third-party backend: each sandbox is a host folder, and each command runs in fresh Linux PID (and,
- * with egress denied, network) namespaces through `unshare`. It is NOT an isolation boundary: commands share the
- * host filesystem and user. It exists to show how little an adapter has to write.
+ * An example third-party backend on the thin driver contract (ADR 0020): each sandbox is a host folder, each command
+ * runs in fresh Linux PID (and, with egress denied, network) namespaces through `unshare`. The driver writes only
+ * `spawn`, `destroy` and the audit record; files run through `spawn` with core's POSIX helpers. NOT an isolation
+ * boundary: commands share the host filesystem and user. It shows how little an adapter has to write.
  */
 export function createExampleProvider(settings: ExampleProviderSettings = {}): SandboxProviderV1 {
   const root = settings.root ?? join(tmpdir(), "sbx-example");
-  const hostPath = process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   const timers = new Map<string, NodeJS.Timeout>();
-  let version: Promise<string> | undefined;
-
-  /** Stops each open sandbox's agent: a sandbox that expires on its timer must not leave its agent running. */
   const agents = new Map<string, Set<() => Promise<void>>>();
-
+  let version: Promise<string> | undefined;
   async function destroy(id: string): Promise<void> {
     clearTimeout(timers.get(id));
     timers.delete(id);
     const stops = [...(agents.get(id) ?? [])];
     agents.delete(id);
-    await Promise.allSettled(stops.map((stop) => stop()));
+    await Promise.allSettled(stops.map((stop) => stop())); // An expired sandbox must not leave its agent running.
     await rm(join(root, id), { recursive: true, force: true });
   }
-
   async function open(id: string, state: SandboxState, options: ResolvedCreateOptions): Promise<SandboxDriverV1> {
     const folder = join(root, id);
     const workspace = await realpath(join(folder, "workspace"));
-    const files = new WorkspaceFiles(workspace);
     // A sandbox whose folder is gone (removed out of band, or expired) is lost: every call says so.
-    const alive = async () => {
-      if (!(await stat(folder).then(() => true, () => false))) throw new SandboxNotFoundError({ sandboxId: id, backend: "example", message: `Example sandbox ${id} is gone (its folder was removed).` });
-    };
-    const checked = <Arguments extends unknown[], Result>(work: (...args: Arguments) => Promise<Result>) => async (...args: Arguments): Promise<Result> => {
-      await alive();
-      return work(...args);
-    };
+    const alive = () => stat(folder).then(() => {}, () => { throw new SandboxNotFoundError({ sandboxId: id, backend: "example", message: `Example sandbox ${id} is gone (its folder was removed).` }); });
     const denyEgress = state.network.egress === "deny";
     if (!timers.has(id)) timers.set(id, setTimeout(() => void destroy(id), Math.max(0, state.expiresAt - Date.now())).unref());
     version ??= run("unshare", ["--version"]).then(({ stdout }) => stdout.trim(), () => "unknown");
-    const audit: DriverAudit = {
-      backendVersion: await version,
-      policies: {
-        network: {
-          requested: options.network,
-          applied: { egress: state.network.egress },
-          enforcement: denyEgress ? "unshare --net per command: a new network namespace with only a loopback interface, down" : "host network namespace: unrestricted egress",
+    const thin: SandboxDriverV1 = {
+      id, workspace,
+      audit: {
+        backendVersion: await version,
+        policies: {
+          network: { requested: options.network, applied: { egress: state.network.egress }, enforcement: denyEgress ? "unshare --net per command: a new network namespace with only a loopback interface, down" : "host network namespace: unrestricted egress" },
+          limits: { requested: options.limits ?? null, applied: null, enforcement: "none: RESOURCE_LIMITS is off, host defaults apply" },
+          mounts: { requested: options.mounts, applied: [], enforcement: "none: HOST_MOUNTS is off" },
+          user: { requested: options.user, applied: `host uid ${process.getuid?.() ?? "unknown"}`, enforcement: "commands run as the host user of this process: not an isolation boundary" },
+          lifetime: { requested: options.timeoutMs, applied: state.expiresAt - Date.parse(state.createdAt), enforcement: "a timer in the creating process removes the folder; not enforced if that process dies" },
         },
-        limits: { requested: options.limits ?? null, applied: null, enforcement: "none: RESOURCE_LIMITS is off, host defaults apply" },
-        mounts: { requested: options.mounts, applied: [], enforcement: "none: HOST_MOUNTS is off" },
-        user: { requested: options.user, applied: `host uid ${process.getuid?.() ?? "unknown"}`, enforcement: "commands run as the host user of this process: not an isolation boundary" },
-        lifetime: { requested: options.timeoutMs, applied: state.expiresAt - Date.parse(state.createdAt), enforcement: "a timer in the creating process removes the folder; not enforced if that process dies" },
+        notes: ["example adapter: not an isolation boundary; the workspace is a host folder and commands share the host filesystem"],
       },
-      notes: ["example adapter: not an isolation boundary; the workspace is a host folder and commands share the host filesystem"],
-    };
-    const driver = withCodeAgent({
-      id,
-      workspace,
-      audit,
-      spawn: checked(async (request) => {
-        const process = spawnInNamespace(request, { denyEgress, hostPath });
-        return { ...process, exit: process.exit.then(async (value) => (await alive(), value)) };
-      }),
-      readFile: checked((path: string) => files.readFile(path)),
-      writeFile: checked((path: string, data: ReadableStream<Uint8Array>) => files.writeFile(path, data)),
-      list: checked((path: string) => files.list(path)),
-      stat: checked((path: string) => files.stat(path)),
-      remove: checked((path: string, { recursive }: { recursive: boolean }) => files.remove(path, recursive)),
-      mkdir: checked((path: string) => files.mkdir(path)),
-      rename: checked((from: string, to: string) => files.rename(from, to)),
+      async spawn(request) {
+        await alive();
+        const spawned = spawnInNamespace(request, { denyEgress });
+        return { ...spawned, exit: spawned.exit.then(async (value) => (await alive(), value)) };
+      },
+      // Files go through our own spawn with core's POSIX helpers: the same policy as core's defaults (ADR 0020).
+      readFile: (path, fileOptions) => posixFileOperations(thin).readFile(path, fileOptions),
+      writeFile: (path, data, fileOptions) => posixFileOperations(thin).writeFile(path, data, fileOptions),
       destroy: () => destroy(id),
-    }, { backend: "example" });
-    if (!agents.has(id)) agents.set(id, new Set());
-    agents.get(id)!.add(() => driver.agent.stop());
+    };
+    const driver = withCodeAgent(thin, { backend: "example" });
+    (agents.get(id) ?? agents.set(id, new Set()).get(id)!).add(() => driver.agent.stop());
     return driver;
   }
 
@@ -114,18 +80,13 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
     packageName: "@sbx/example-adapter",
     capabilities: CAPABILITIES,
     isolating: false,
-
     async detect(): Promise<BackendStatus> {
       const base = { backend: "example", isolating: false };
       if (process.platform !== "linux") return { ...base, usable: false, reason: `needs Linux namespaces; this is ${process.platform}`, remedy: "Run on Linux." };
-      try {
-        await run("unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "true"], { timeout: 10_000 });
-        return { ...base, usable: true, reason: "unshare can create PID and network namespaces", remedy: "" };
-      } catch (error) {
-        return { ...base, usable: false, reason: `unshare failed: ${error instanceof Error ? error.message : String(error)}`, remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN)." };
-      }
+      return run("unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "true"], { timeout: 10_000 }).then(
+        () => ({ ...base, usable: true, reason: "unshare can create PID and network namespaces", remedy: "" }),
+        (error: Error) => ({ ...base, usable: false, reason: `unshare failed: ${error.message}`, remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN)." }));
     },
-
     async create({ options }) {
       const id = `sbx-example-${randomBytes(8).toString("hex")}`;
       const state: SandboxState = { network: options.network, createdAt: new Date().toISOString(), expiresAt: Date.now() + options.timeoutMs };
@@ -138,11 +99,8 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
         throw error;
       }
     },
-
     async connect({ sandboxId, options }) {
-      const state = ID_PATTERN.test(sandboxId)
-        ? await readFile(join(root, sandboxId, "sandbox.json"), "utf8").then((text) => JSON.parse(text) as SandboxState, () => undefined)
-        : undefined;
+      const state = ID_PATTERN.test(sandboxId) ? await readFile(join(root, sandboxId, "sandbox.json"), "utf8").then((text) => JSON.parse(text) as SandboxState, () => undefined) : undefined;
       if (!state || state.expiresAt <= Date.now()) throw new SandboxNotFoundError({ sandboxId, backend: "example", message: `No live example sandbox ${sandboxId}.` });
       return open(sandboxId, state, options);
     },

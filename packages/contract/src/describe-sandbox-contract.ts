@@ -5,6 +5,7 @@ import { registerCommandsTests } from "./groups/commands.js";
 import { registerConcurrencyTests } from "./groups/concurrency.js";
 import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
+import { registerFilePolicyTests } from "./groups/file-policy.js";
 import { registerLifecycleTests } from "./groups/lifecycle.js";
 import { registerCapabilityManifestTests } from "./groups/manifest.js";
 import { registerNetworkTests } from "./groups/network.js";
@@ -34,6 +35,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("commands", () => registerCommandsTests(harness));
     describe("background commands", () => registerBackgroundCommandsTests(harness));
     describe("files", () => registerFilesTests(harness));
+    describe("file policy", () => registerFilePolicyTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

@@ -1,4 +1,4 @@
-import { backendsSupporting, capabilitiesSchema, createSandbox, isSbxError, type BackendStatus, type Capabilities, type CapabilityName, type CreateSandboxOptions, type Sandbox, type SandboxProviderV1, type SbxErrorCode, type SbxError } from "@sbx/core";
+import { backendsSupporting, capabilitiesSchema, createSandbox, isSbxError, type BackendStatus, type Capabilities, type CapabilityName, type CreateSandboxOptions, type ResourceLimits, type Sandbox, type SandboxProviderV1, type SbxErrorCode, type SbxError } from "@sbx/core";
 import { describe, expect, it, type TestContext } from "vitest";
 import { CONTRACT_TEST_IDS, type ContractTestId } from "./test-ids.js";
 
@@ -32,6 +32,19 @@ export interface SandboxContractOptions {
    * uses it; without it those tests skip with the reason.
    */
   removeOutOfBand?: (sandbox: Sandbox) => Promise<void>;
+  /**
+   * Asks the backend, not sbx, whether a sandbox's resource still exists (for Docker: inspect the container; for the
+   * fake: `provider.liveSandboxIds`). `lifecycle.kill` uses it to prove `kill()` removed the resource (a driver whose
+   * `destroy()` does nothing fails), `lifecycle.invalid-create-options` to prove a refused create left nothing. Without
+   * it `lifecycle.kill` fails, saying so: wire it, or skip the test with a reason.
+   */
+  sandboxExists?: (sandboxId: string) => Promise<boolean>;
+  /**
+   * The resource limits `limits.applied` requests, which must all be applied exactly (default `{ cpus: 1, memoryMiB:
+   * 256, pids: 128 }`). A backend that refuses some limit (Modal has no pids limit) names the ones it applies; the test
+   * then also proves a request for the others is refused with `CapabilityNotSupportedError` before anything is created.
+   */
+  limits?: ResourceLimits;
 }
 
 /** The provider factory: synchronous, and must not touch the backend (it is called at collection time). */

@@ -20,3 +20,5 @@ export { describeVerifiedKillsContract } from "./groups/verified-kills.js";
 export { describeReadLimitsContract } from "./groups/read-limits.js";
 export { describeSecretEncodingsContract } from "./groups/secret-encodings.js";
 export { describeLostSandboxContract } from "./groups/lost-sandbox.js";
+export { loopbackNetworkFixture } from "./loopback-network-fixture.js";
+export { describeFilePolicyContract } from "./groups/file-policy.js";

@@ -13,6 +13,14 @@ export const CONTRACT_TEST_IDS = [
   "lifecycle.await-using-disposes",
   "lifecycle.invalid-create-options",
 
+  "file-policy.symlink-inside",
+  "file-policy.symlink-outside",
+  "file-policy.read-special",
+  "file-policy.list-sorted",
+  "file-policy.remove-folder",
+  "policy.missing-cwd",
+  "policy.default-environment",
+
   "commands.exit-codes",
   "commands.stdout-stderr-separate",
   "commands.streaming-order",

@@ -16,3 +16,12 @@ export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.j
 export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
 export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
 export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";
+export { withDriverDefaults, type CompleteDriver } from "./runtime/driver-defaults.js";
+export { defaultEnvironment } from "./runtime/default-environment.js";
+export { shellQuote, shellScript } from "./posix/shell-quote.js";
+export { concatenateBytes } from "./posix/concatenate-bytes.js";
+export { runPosixScript, feedStdin, helperEnvironment, DEFAULT_PATH, type PosixCommandResult } from "./posix/posix-command.js";
+export { posixFileOperations, posixReadFile, sortEntries, type PosixFileOperations, type SpawningDriver } from "./posix/posix-files.js";
+export * from "./posix/posix-file-scripts.js";
+export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } from "./posix/process-tree-kill.js";
+export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe } from "./posix/out-of-memory-probe.js";

@@ -122,13 +122,29 @@ describe("runCode output is capped like commands", () => {
   it("a one-shot run killed by a signal without an exception reports KilledError", async () => {
     const driver = new ScriptedDriver();
     driver.spawnBehaviour = async (request) => {
-      if (request.command.startsWith("cat ")) return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      // The error channel exists (the wrapper created it empty) and holds nothing: no exception was raised.
+      if (request.command.includes("sbx-error-channel-present")) {
+        request.onStdout(new TextEncoder().encode("sbx-error-channel-present\n"));
+        return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      }
       return { pid: "1", exit: Promise.resolve({ exitCode: 137, outOfMemoryKilled: false }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
     };
     const execution = await sandboxOver(driver).runCode("import os; os.kill(os.getpid(), 9)");
     expect(execution.outOfMemoryKilled).toBe(false);
     expect(execution.error?.name).toBe("KilledError");
     expect(execution.error?.value).toContain("signal 9");
+  });
+
+  it("a one-shot run that failed while its error channel is missing (spawns that do not share /tmp) is a ProviderError saying why", async () => {
+    const driver = new ScriptedDriver();
+    driver.spawnBehaviour = async (request) => {
+      // The reader runs in a spawn that sees another /tmp: the channel file is not there, so it prints nothing.
+      if (request.command.includes("sbx-error-channel-present")) return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      return { pid: "1", exit: Promise.resolve({ exitCode: 1 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+    };
+    const error = await caught(() => sandboxOver(driver).runCode("raise ValueError('lost?')"));
+    expect(isSbxError(error, "SBX_PROVIDER")).toBe(true);
+    expect(error.message).toContain("do not seem to share /tmp");
   });
 });
 

@@ -22,7 +22,9 @@ afterAll(async () => {
 async function runWrapper(code: string) {
   const errorPath = join(directory, `error-${Math.random().toString(36).slice(2)}.json`);
   const result = spawnSync("python3", ["-c", PYTHON_ONE_SHOT_WRAPPER, errorPath], { input: code, encoding: "utf8", cwd: directory });
-  const errorJson = existsSync(errorPath) ? JSON.parse(await readFile(errorPath, "utf8")) : null;
+  // The wrapper creates the channel empty before the code runs; it holds JSON only when the code raised.
+  const errorText = existsSync(errorPath) ? await readFile(errorPath, "utf8") : "";
+  const errorJson = errorText ? JSON.parse(errorText) : null;
   return { exitCode: result.status, stdout: result.stdout, stderr: result.stderr, errorJson };
 }
 

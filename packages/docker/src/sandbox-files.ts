@@ -22,12 +22,18 @@ const PRELUDE = [
   'confine_parent() { [ "$1" = "$W" ] && return 0; a=${1%/*}; [ -z "$a" ] && a=/; while [ ! -e "$a" ]; do a=${a%/*}; [ -z "$a" ] && a=/; done; r=$(readlink -f -- "$a") || exit 47; inside "$r" || exit 47; }',
 ].join("\n");
 
-/** Streams a regular file to stdout; refuses a final symlink, anything that is not a regular file, or a path leading out of the workspace. */
+/**
+ * Streams a regular file to stdout under the file policy of ADR 0020: a final symlink is followed only while it stays
+ * inside the workspace (the read runs as the sandbox user, so a link swapped in between reads nothing that user could
+ * not read anyway); a directory exits 45, anything else that is not a regular file 48.
+ */
 const READ_SCRIPT = [
   PRELUDE,
   'confine_parent "$1"',
   '[ -e "$1" ] || [ -L "$1" ] || exit 44',
-  '[ -L "$1" ] && exit 48',
+  'if [ -L "$1" ]; then r=$(readlink -f -- "$1") || exit 47; inside "$r" || exit 47; fi',
+  '[ -e "$1" ] || exit 44',
+  '[ -d "$1" ] && exit 45',
   '[ -f "$1" ] || exit 48',
   'exec cat -- "$1"',
 ].join("\n");
@@ -129,8 +135,9 @@ export class SandboxFiles {
     if (start.exitCode === 0) return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     if (start.exitCode === 44) throw this.notFound(path);
     if (start.exitCode === 47) throw this.escapes(path);
-    if (start.exitCode === 48) throw new PathError({ path, reason: "not-a-regular-file", backend: "docker", message: `Refused to read ${JSON.stringify(path)}: it is not a regular file (a directory, device, FIFO or symbolic link). Symbolic links are never followed at the end of a path.` });
-    if (/permission denied/i.test(start.stderr)) throw new PathError({ path, reason: "invalid", backend: "docker", message: `Cannot read ${JSON.stringify(path)}: the sandbox user may not read it (permission denied).` });
+    if (start.exitCode === 45) throw new PathError({ path, reason: "is-a-directory", backend: "docker", message: `Refused to read ${JSON.stringify(path)}: it is a directory; use files.list.` });
+    if (start.exitCode === 48) throw new PathError({ path, reason: "not-a-regular-file", backend: "docker", message: `Refused to read ${JSON.stringify(path)}: it is not a regular file (a device, FIFO or socket).` });
+    if (/permission denied/i.test(start.stderr)) throw new PathError({ path, reason: "permission-denied", backend: "docker", message: `Cannot read ${JSON.stringify(path)}: the sandbox user may not read it (permission denied).` });
     throw this.failed("read", path, start.stderr);
   }
 
@@ -143,7 +150,8 @@ export class SandboxFiles {
     if (result.exitCode === 46) throw new PathError({ path, reason: "not-a-directory", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: ${posix.dirname(path)} is not a directory.` });
     if (result.exitCode === 47) throw this.escapes(path);
     if (result.exitCode === 49 || /no space left/i.test(result.stderr)) throw this.failed("write", path, `no space left in the workspace (nothing was written; free space with files.remove or raise settings.workspaceSizeMiB)`);
-    if (/permission denied/i.test(result.stderr)) throw new PathError({ path, reason: "invalid", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: the sandbox user may not write there (permission denied).` });
+    if (/read-only file system/i.test(result.stderr)) throw new PathError({ path, reason: "read-only", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: it is on a read-only mount.` });
+    if (/permission denied/i.test(result.stderr)) throw new PathError({ path, reason: "permission-denied", backend: "docker", message: `Cannot write ${JSON.stringify(path)}: the sandbox user may not write there (permission denied).` });
     throw this.failed("write", path, result.stderr || `the write ended with exit code ${result.exitCode}; nothing was written`);
   }
 

@@ -1,4 +1,4 @@
-import { PathError } from "@sbx/core";
+import { PathError, type PathErrorReason } from "@sbx/core";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import * as tar from "tar-stream";
@@ -47,7 +47,7 @@ export interface ArchiveEntry {
   readonly body: ReadableStream<Uint8Array>;
 }
 
-function refuse(path: string, reason: string, message: string): PathError {
+function refuse(path: string, reason: PathErrorReason, message: string): PathError {
   return new PathError({ path, reason, backend: "docker", message });
 }
 

@@ -70,21 +70,21 @@ describeWithDocker("files: malicious paths and symlinks against the real engine"
     });
   }
 
-  it("downloading a symlink to a container file, to a host-looking path or to /dev/zero is refused (not-a-regular-file)", async () => {
+  it("downloading a symlink to a container file, to a host-looking path or to /dev/zero is refused (escapes-workspace, ADR 0020)", async () => {
     await sandbox.commands.run("ln -s /etc/passwd passwd-link; ln -s " + JSON.stringify(join(hostDirectory, "marker")) + " host-link; ln -s /dev/zero zero-link; ln -s ../../etc rel-link");
     for (const name of ["passwd-link", "host-link", "zero-link", "rel-link"]) {
       const target = join(hostDirectory, `${name}.out`);
       const error = await sandbox.files.download(name, target).catch((caught: unknown) => caught);
-      expect(error, name).toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+      expect(error, name).toMatchObject({ code: "SBX_PATH", reason: "escapes-workspace" });
       expect(existsSync(target), name).toBe(false);
-      await expect(sandbox.files.read(name)).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+      await expect(sandbox.files.read(name)).rejects.toMatchObject({ code: "SBX_PATH", reason: "escapes-workspace" });
     }
   });
 
   it("a FIFO and a directory are refused; a missing file is FileNotFoundError", async () => {
     await sandbox.commands.run("mkfifo pipe; mkdir -p folder");
     await expect(sandbox.files.read("pipe")).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
-    await expect(sandbox.files.read("folder")).rejects.toMatchObject({ code: "SBX_PATH", reason: "not-a-regular-file" });
+    await expect(sandbox.files.read("folder")).rejects.toMatchObject({ code: "SBX_PATH", reason: "is-a-directory" });
     await expect(sandbox.files.read("missing.txt")).rejects.toMatchObject({ code: "SBX_FILE_NOT_FOUND" });
     await expect(sandbox.files.stat("missing.txt")).rejects.toMatchObject({ code: "SBX_FILE_NOT_FOUND" });
     expect((await sandbox.files.stat("pipe")).type).toBe("other");

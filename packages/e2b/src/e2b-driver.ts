@@ -408,10 +408,12 @@ export class E2BDriver implements SandboxDriverV1 {
   async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
     // envd creates missing parents and opens the file as root, following symlinks: check the way first.
     try {
-      await this.confine(path, options.signal, true);
+      // The file policy of ADR 0020: a final symbolic link is replaced (removed first), never written through.
+      const self = await this.confine(path, options.signal, false).then(() => this.entryOrNothing(path, options.signal));
+      if (self && symlinkDestination(path, self) !== undefined) await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
       await data.cancel().catch(() => {});
-      throw error;
+      throw error instanceof Error && "code" in error ? error : await this.failure(error, "write a file", path);
     }
     try {
       await this.sandbox.files.write(path, data as ReadableStream, { ...this.fileOptions, signal: options.signal });

@@ -347,18 +347,40 @@ export class FakeDriver implements SandboxDriverV1 {
     }
   }
 
+  private inside(resolved: string): boolean {
+    return resolved === this.workspace || resolved.startsWith(`${this.workspace}/`);
+  }
+
+  /**
+   * The file policy of ADR 0020: resolves the deepest existing ancestor of `path` (and, with `followFinal`, a final
+   * symbolic link) and refuses with `PathError("escapes-workspace")` when it lies outside the workspace. Returns the
+   * resolved path every operation then uses.
+   */
+  private async confined(path: string, followFinal: boolean): Promise<string> {
+    const escapes = () => new PathError({ path, reason: "escapes-workspace", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace.` });
+    if (path === this.workspace) return path;
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    let ancestor = path.slice(0, path.lastIndexOf("/")) || "/";
+    while (!(await this.fs.lstat(ancestor).then(() => true, () => false))) ancestor = ancestor.slice(0, ancestor.lastIndexOf("/")) || "/";
+    const resolvedAncestor = await this.fs.realpath(ancestor).catch(() => { throw escapes(); });
+    if (!this.inside(resolvedAncestor)) throw escapes();
+    const parent = path.slice(0, path.lastIndexOf("/")) || "/";
+    const resolvedParent = parent === ancestor ? resolvedAncestor : resolvedAncestor + parent.slice(ancestor.length);
+    const resolved = resolvedParent === "/" ? `/${name}` : `${resolvedParent}/${name}`;
+    if (!followFinal) return resolved;
+    const stat = await this.fs.lstat(resolved).catch(() => undefined);
+    if (!stat?.isSymbolicLink) return resolved;
+    const target = await this.fs.realpath(resolved).catch(() => { throw escapes(); });
+    if (!this.inside(target)) throw escapes();
+    return target;
+  }
+
   async readFile(path: string): Promise<ReadableStream<Uint8Array>> {
     this.ensureAvailable();
     this.record("file", "readFile", { path });
-    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, path); });
-    let target = path;
-    if (stat.isSymbolicLink) {
-      target = await this.fs.realpath(path).catch((error) => { throw translateFileError(error, path); });
-      if (target !== this.workspace && !target.startsWith(`${this.workspace}/`)) {
-        throw new PathError({ path, reason: "not-a-regular-file", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is a symlink pointing outside the workspace.` });
-      }
-    }
+    const target = await this.confined(path, true);
     const resolved = await this.fs.stat(target).catch((error) => { throw translateFileError(error, path); });
+    if (resolved.isDirectory) throw new PathError({ path, reason: "is-a-directory", backend: "fake", message: `Refused to read ${JSON.stringify(path)}: it is a directory.` });
     if (!resolved.isFile) throw new PathError({ path, reason: "not-a-regular-file", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a regular file.` });
     const bytes = await this.fs.readFileBuffer(target).catch((error) => { throw translateFileError(error, path); });
     return new ReadableStream<Uint8Array>({
@@ -382,18 +404,21 @@ export class FakeDriver implements SandboxDriverV1 {
     }
     const bytes = new Uint8Array(Buffer.concat(chunks));
     this.record("file", "writeFile", { path, bytes: bytes.byteLength });
-    const existing = await this.fs.lstat(path).catch(() => undefined);
+    const target = await this.confined(path, false);
+    const existing = await this.fs.lstat(target).catch(() => undefined);
     if (existing?.isDirectory) throw translateFileError(new Error("EISDIR: is a directory"), path);
-    const parent = path.slice(0, path.lastIndexOf("/")) || "/";
+    const parent = target.slice(0, target.lastIndexOf("/")) || "/";
     await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
-    await this.fs.writeFile(path, bytes).catch((error) => { throw translateFileError(error, path); });
+    // A final symbolic link is replaced, never written through (ADR 0020).
+    if (existing?.isSymbolicLink) await this.fs.rm(target, { force: true }).catch((error) => { throw translateFileError(error, path); });
+    await this.fs.writeFile(target, bytes).catch((error) => { throw translateFileError(error, path); });
   }
 
-  private async entry(path: string): Promise<FileEntry> {
-    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, path); });
+  private async entry(path: string, shownPath = path): Promise<FileEntry> {
+    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, shownPath); });
     return {
-      name: path.slice(path.lastIndexOf("/") + 1),
-      path,
+      name: shownPath.slice(shownPath.lastIndexOf("/") + 1),
+      path: shownPath,
       type: stat.isSymbolicLink ? "symlink" : stat.isDirectory ? "directory" : stat.isFile ? "file" : "other",
       size: stat.isDirectory ? 0 : stat.size,
       modifiedAt: stat.mtime instanceof Date ? stat.mtime : null,
@@ -403,44 +428,47 @@ export class FakeDriver implements SandboxDriverV1 {
   async list(path: string): Promise<FileEntry[]> {
     this.ensureAvailable();
     this.record("file", "list", { path });
-    const info = await this.entry(path);
+    const target = await this.confined(path, true);
+    const info = await this.entry(target, path);
     if (info.type !== "directory") throw new PathError({ path, reason: "not-a-directory", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a directory.` });
-    const names = await this.fs.readdir(path).catch((error) => { throw translateFileError(error, path); });
-    return Promise.all(names.sort().map((name) => this.entry(path === "/" ? `/${name}` : `${path}/${name}`)));
+    const names = await this.fs.readdir(target).catch((error) => { throw translateFileError(error, path); });
+    return Promise.all(names.sort().map((name) => this.entry(`${target}/${name}`, path === "/" ? `/${name}` : `${path}/${name}`)));
   }
 
   async stat(path: string): Promise<FileEntry> {
     this.ensureAvailable();
     this.record("file", "stat", { path });
-    return this.entry(path);
+    return this.entry(await this.confined(path, false), path);
   }
 
   async remove(path: string, options: { recursive: boolean }): Promise<void> {
     this.ensureAvailable();
     this.record("file", "remove", { path, recursive: options.recursive });
-    const info = await this.entry(path);
-    if (info.type === "directory" && !options.recursive) {
-      const names = await this.fs.readdir(path);
-      if (names.length > 0) throw translateFileError(new Error("ENOTEMPTY: directory not empty"), path);
-    }
-    await this.fs.rm(path, { recursive: options.recursive }).catch((error) => { throw translateFileError(error, path); });
+    const target = await this.confined(path, false);
+    const info = await this.entry(target, path);
+    // A folder without `recursive` is refused, empty or not (ADR 0020).
+    if (info.type === "directory" && !options.recursive) throw new PathError({ path, reason: "is-a-directory", backend: "fake", message: `Cannot remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.` });
+    await this.fs.rm(target, { recursive: options.recursive }).catch((error) => { throw translateFileError(error, path); });
   }
 
   async mkdir(path: string): Promise<void> {
     this.ensureAvailable();
     this.record("file", "mkdir", { path });
-    const existing = await this.fs.lstat(path).catch(() => undefined);
-    if (existing && !existing.isDirectory) throw new PathError({ path, reason: "exists", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a file with that name exists.` });
-    await this.fs.mkdir(path, { recursive: true }).catch((error) => { throw translateFileError(error, path); });
+    const target = await this.confined(path, true);
+    const existing = await this.fs.lstat(target).catch(() => undefined);
+    if (existing && !existing.isDirectory) throw new PathError({ path, reason: "not-a-directory", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a file stands where the directory should be.` });
+    await this.fs.mkdir(target, { recursive: true }).catch((error) => { throw translateFileError(error, path); });
   }
 
   async rename(from: string, to: string): Promise<void> {
     this.ensureAvailable();
     this.record("file", "rename", { from, to });
-    await this.fs.lstat(from).catch((error) => { throw translateFileError(error, from); });
-    const parent = to.slice(0, to.lastIndexOf("/")) || "/";
+    const source = await this.confined(from, false);
+    const destination = await this.confined(to, false);
+    await this.fs.lstat(source).catch((error) => { throw translateFileError(error, from); });
+    const parent = destination.slice(0, destination.lastIndexOf("/")) || "/";
     await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
-    await this.fs.mv(from, to).catch((error) => { throw translateFileError(error, from); });
+    await this.fs.mv(source, destination).catch((error) => { throw translateFileError(error, from); });
   }
 
   async destroy(): Promise<void> {

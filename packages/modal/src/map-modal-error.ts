@@ -4,6 +4,7 @@ import {
   FileNotFoundError,
   InvalidArgumentError,
   PathError,
+  type PathErrorReason,
   ProviderError,
   SandboxNotFoundError,
   SbxError,
@@ -72,7 +73,7 @@ export function mapModalError(error: unknown, context: ModalErrorContext): SbxEr
   const where = context.sandboxId ? ` (sandbox ${context.sandboxId})` : "";
   const path = context.path;
   const gone = (why: string) => new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: context.sandboxId ?? "", message: `The Modal sandbox is gone while trying to ${context.operation}${where}: ${why} ${detail}` });
-  const pathError = (reason: string) => new PathError({ backend: "modal", cause: error, path: path ?? "", reason, message: `Modal refused ${JSON.stringify(path)} while trying to ${context.operation} (${reason}): ${detail}` });
+  const pathError = (reason: PathErrorReason) => new PathError({ backend: "modal", cause: error, path: path ?? "", reason, message: `Modal refused ${JSON.stringify(path)} while trying to ${context.operation} (${reason}): ${detail}` });
   switch (name) {
     case "SandboxFilesystemNotFoundError":
       return new FileNotFoundError({ backend: "modal", cause: error, path: path ?? "" });

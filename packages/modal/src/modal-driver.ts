@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type SbxError, type DriverAudit, type FileEntry, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import type { ContainerProcess, FileInfo, Sandbox } from "modal";
+import { FileNotFoundError, PathError, POSIX_FILE_PRELUDE, posixReadFile, ProviderError, runPosixScript, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT, KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
 
@@ -13,57 +13,11 @@ export const KILLED_EXIT_CODE = 128 + 9;
 /** How long a finished command's output streams may stay open (a background child holding them) before they are cut. */
 export const OUTPUT_DRAIN_GRACE_MS = 1_000;
 
-/** Size of the chunks a file read is handed to core in. */
-const READ_CHUNK_BYTES = 1024 * 1024;
-/**
- * Files up to this size are read whole through Modal's filesystem API (which returns one byte array). Larger ones are
- * read in ranges of this size through `dd` execs, so the host never holds more than one range of a file the sandbox
- * may have made arbitrarily large (a sparse file costs the sandbox nothing).
- */
-const WHOLE_READ_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
   readonly audit: DriverAudit;
-}
-
-function entryType(type: string): FileEntry["type"] {
-  if (type === "file") return "file";
-  if (type === "directory") return "directory";
-  if (type === "symlink") return "symlink";
-  return "other";
-}
-
-function toFileEntry(info: FileInfo): FileEntry {
-  return {
-    name: info.name,
-    path: info.path,
-    type: entryType(info.type),
-    size: Number(info.size ?? 0),
-    modifiedAt: typeof info.modifiedTime === "number" ? new Date(info.modifiedTime * 1000) : null,
-  };
-}
-
-function parentOf(path: string): string {
-  const index = path.lastIndexOf("/");
-  return index <= 0 ? "/" : path.slice(0, index);
-}
-
-function normalise(path: string): string | undefined {
-  const segments: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..") {
-      if (segments.length === 0) return undefined;
-      segments.pop();
-    } else segments.push(segment);
-  }
-  return "/" + segments.join("/");
-}
-
-function isInside(path: string, root: string): boolean {
-  return path === root || path.startsWith(`${root}/`);
 }
 
 async function pump(stream: ReadableStream<Uint8Array>, deliver: (chunk: Uint8Array) => void): Promise<void> {
@@ -240,76 +194,40 @@ export class ModalDriver implements SandboxDriverV1 {
     };
   }
 
-  /** Stats a path, following symlinks only while they stay inside the workspace; refuses anything but a regular file. */
-  private async requireRegularFile(path: string): Promise<FileInfo> {
-    let current = path;
-    for (let hops = 0; hops < 16; hops++) {
-      let info: FileInfo;
-      try {
-        info = await this.sandbox.filesystem.stat(current);
-      } catch (error) {
-        throw await this.failure(error, "read a file", path);
-      }
-      const type = entryType(info.type);
-      if (type === "file") return info;
-      if (type !== "symlink" || !info.symlinkTarget) {
-        throw new PathError({ backend: "modal", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
-      }
-      const target = normalise(info.symlinkTarget.startsWith("/") ? info.symlinkTarget : `${parentOf(current)}/${info.symlinkTarget}`);
-      if (!target || !isInside(target, this.workspace)) {
-        throw new PathError({ backend: "modal", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: it is a symlink leading outside the workspace ${this.workspace}.` });
-      }
-      current = target;
-    }
-    throw new PathError({ backend: "modal", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.` });
+  /**
+   * The file policy of ADR 0020, checked in the sandbox through core's POSIX helpers before Modal's filesystem API
+   * (which follows every symlink and would block forever on a FIFO) touches the path. `read`: the path must be a
+   * regular file reached without leaving the workspace. `write`: the parents must stay inside, and a final symlink is
+   * removed so the write replaces it instead of writing through it.
+   */
+  private async checkPolicy(path: string, mode: "read" | "write"): Promise<void> {
+    const script = [POSIX_FILE_PRELUDE, 'confine_parent "$1"', ...(mode === "read"
+      ? ['[ -e "$1" ] || [ -L "$1" ] || exit 44', 'confine_link "$1"', '[ -e "$1" ] || exit 44', '[ -d "$1" ] && exit 45', '[ -f "$1" ] || exit 48', 'exit 0']
+      : ['if [ -L "$1" ]; then rm -f -- "$1"; fi', '[ -d "$1" ] && exit 45', 'exit 0'])].join("\n");
+    const result = await runPosixScript(this, { script, name: `sbx-${mode}-check`, args: [path] });
+    if (result.exitCode === 0) return;
+    if (result.exitCode === 44) throw new FileNotFoundError({ backend: "modal", path });
+    if (result.exitCode === 45) throw new PathError({ backend: "modal", path, reason: "is-a-directory", message: `Refused to ${mode} ${JSON.stringify(path)}: it is a directory.` });
+    if (result.exitCode === 47) throw new PathError({ backend: "modal", path, reason: "escapes-workspace", message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace ${this.workspace}.` });
+    if (result.exitCode === 48) throw new PathError({ backend: "modal", path, reason: "not-a-regular-file", message: `Refused to read ${JSON.stringify(path)}: it is not a regular file (a FIFO, device or socket).` });
+    throw new ProviderError({ backend: "modal", message: `Checking ${JSON.stringify(path)} before a file ${mode} failed in the Modal sandbox (exit ${result.exitCode}): ${result.stderr.slice(0, 500)}` });
   }
 
-  async readFile(path: string, _options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    // Checked first: Modal's ReadFile would block forever on a FIFO the sandbox made, and follows any symlink.
-    const info = await this.requireRegularFile(path);
-    if (info.size > WHOLE_READ_LIMIT_BYTES) return this.readInRanges(path);
-    let bytes: Uint8Array;
+  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    // Through core's POSIX read (`cat` under the file policy) rather than Modal's ReadFile, which returns the whole
+    // file at once (a 2 GiB file would be held in host memory before core's read limit could apply), follows every
+    // symlink and blocks forever on a FIFO. Cancelling the stream (core's read limit) kills the `cat`.
     try {
-      bytes = await this.sandbox.filesystem.readBytes(path);
+      return await posixReadFile(this, path, options);
     } catch (error) {
-      throw await this.failure(error, "read a file", path);
+      throw SbxError.isInstance(error) ? error : await this.failure(error, "read a file", path);
     }
-    let offset = 0;
-    return new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (offset >= bytes.byteLength) return controller.close();
-        const end = Math.min(bytes.byteLength, offset + READ_CHUNK_BYTES);
-        controller.enqueue(bytes.subarray(offset, end));
-        offset = end;
-      },
-    });
-  }
-
-  /** Streams a large file one `WHOLE_READ_LIMIT_BYTES` range per exec, only as fast as the reader pulls. */
-  private readInRanges(path: string): ReadableStream<Uint8Array> {
-    let index = 0;
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        let range: Uint8Array;
-        try {
-          const process = await this.sandbox.exec(["dd", `if=${path}`, `bs=${WHOLE_READ_LIMIT_BYTES}`, `skip=${index}`, "count=1", "status=none"], { mode: "binary", stderr: "ignore" });
-          const [bytes, exitCode] = await Promise.all([collect(process.stdout), process.wait()]);
-          if (exitCode !== 0) throw new ProviderError({ backend: "modal", message: `Reading ${JSON.stringify(path)} failed: dd exited ${exitCode}.` });
-          range = bytes;
-        } catch (error) {
-          throw await this.failure(error, "read a file", path);
-        }
-        index += 1;
-        if (range.byteLength === 0) return controller.close();
-        for (let offset = 0; offset < range.byteLength; offset += READ_CHUNK_BYTES) controller.enqueue(range.subarray(offset, Math.min(range.byteLength, offset + READ_CHUNK_BYTES)));
-        if (range.byteLength < WHOLE_READ_LIMIT_BYTES) controller.close();
-      },
-    }, { highWaterMark: 0 });
   }
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, _options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
     // Modal's writeBytes takes the whole content (it then streams it to the sandbox in 256 KiB messages).
     const bytes = await collect(data);
+    await this.checkPolicy(path, "write");
     try {
       await this.sandbox.filesystem.writeBytes(bytes, path);
     } catch (error) {
@@ -317,56 +235,8 @@ export class ModalDriver implements SandboxDriverV1 {
     }
   }
 
-  async list(path: string, _options: { signal?: AbortSignal }): Promise<FileEntry[]> {
-    try {
-      return (await this.sandbox.filesystem.listFiles(path)).map(toFileEntry);
-    } catch (error) {
-      throw await this.failure(error, "list a directory", path);
-    }
-  }
+  // stat, list, remove, mkdir and rename: core's POSIX defaults through spawn (ADR 0020), which follow the file policy.
 
-  async stat(path: string, _options: { signal?: AbortSignal }): Promise<FileEntry> {
-    try {
-      return toFileEntry(await this.sandbox.filesystem.stat(path));
-    } catch (error) {
-      throw await this.failure(error, "stat a file", path);
-    }
-  }
-
-  async remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
-    try {
-      await this.sandbox.filesystem.remove(path, { recursive: options.recursive });
-    } catch (error) {
-      throw await this.failure(error, "remove a file", path);
-    }
-  }
-
-  async mkdir(path: string, _options: { signal?: AbortSignal }): Promise<void> {
-    try {
-      await this.sandbox.filesystem.makeDirectory(path, { createParents: true });
-    } catch (error) {
-      throw await this.failure(error, "make a directory", path);
-    }
-  }
-
-  async rename(from: string, to: string, _options: { signal?: AbortSignal }): Promise<void> {
-    // The filesystem API has no rename; one exec of mv, argv only (no shell parsing of the paths).
-    const script = '[ -e "$1" ] || [ -L "$1" ] || exit 44; if [ -d "$2" ] && [ ! -L "$2" ] && [ ! -d "$1" ]; then exit 45; fi; exec mv -f -- "$1" "$2"';
-    let exitCode: number;
-    let stderr = "";
-    try {
-      const process = await this.sandbox.exec(["/bin/sh", "-c", script, "sbx-rename", from, to], { stdout: "ignore" });
-      [exitCode, stderr] = await Promise.all([process.wait(), process.stderr.readText()]);
-    } catch (error) {
-      throw await this.failure(error, "rename a file", from);
-    }
-    if (exitCode === 44) throw new FileNotFoundError({ backend: "modal", path: from });
-    if (exitCode === 45) throw new PathError({ backend: "modal", path: to, reason: "is-a-directory", message: `Cannot rename ${JSON.stringify(from)} onto ${JSON.stringify(to)}: a directory is in the way.` });
-    if (exitCode !== 0) {
-      if (/no such file or directory/i.test(stderr)) throw new FileNotFoundError({ backend: "modal", path: parentOf(to) });
-      throw new ProviderError({ backend: "modal", message: `Renaming ${JSON.stringify(from)} to ${JSON.stringify(to)} failed in the Modal sandbox (mv exited with ${exitCode}): ${stderr.slice(0, 500)}` });
-    }
-  }
 
   async destroy(): Promise<void> {
     this.destroyed ??= (async () => {

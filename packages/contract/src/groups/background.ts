@@ -38,7 +38,7 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     expect(result.exitCode).toBe(0);
   });
 
-  contractTest("background.kill", "kill() stops a running command and its children; wait() then resolves; kill twice is safe", async () => {
+  contractTest("background.kill", "kill() stops a running command and its children; wait() then resolves with exit code 137; kill twice is safe", async () => {
     await using sandbox = await harness.createSandbox();
     const handle = await sandbox.commands.start("echo started; (sleep 3; echo leaked > background-marker.txt) & sleep 30");
     const iterator = handle.stdout[Symbol.asyncIterator]();
@@ -47,7 +47,8 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     await handle.kill();
     await handle.kill();
     const result = await handle.wait();
-    expect(result.exitCode).not.toBe(0);
+    // The documented exit code of a killed command: 128 + SIGKILL (CommandHandle.wait).
+    expect(result.exitCode).toBe(137);
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(await sandbox.files.exists("background-marker.txt")).toBe(false);
   });

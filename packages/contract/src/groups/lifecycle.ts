@@ -1,5 +1,6 @@
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import { createSandbox, type CreateSandboxOptions } from "@sbx/core";
+import { countingProvider, describeGroup, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
 /** Registers the lifecycle tests: create, kill, idempotent kill, use after kill, `await using`, option validation. */
 export function registerLifecycleTests(harness: ContractHarness): void {
@@ -18,12 +19,16 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     expect(result.stdout).toBe("ready\n");
   });
 
-  contractTest("lifecycle.kill", "kill() closes the sandbox and sets closedAt in the audit record", async () => {
+  contractTest("lifecycle.kill", "kill() removes the backend's resource (asked of the backend), closes the sandbox and sets closedAt", async () => {
+    const sandboxExists = harness.options.sandboxExists;
+    if (!sandboxExists) expect.fail("lifecycle.kill needs the sandboxExists(id) option, to ask the backend whether kill() removed the sandbox; wire it, or skip this test with a reason");
     await using sandbox = await harness.createSandbox();
     expect(sandbox.audit().closedAt).toBeNull();
+    expect(await sandboxExists(sandbox.id)).toBe(true);
     await sandbox.kill();
     expect(sandbox.closed).toBe(true);
     expect(typeof sandbox.audit().closedAt).toBe("string");
+    expect(await sandboxExists(sandbox.id)).toBe(false);
   });
 
   contractTest("lifecycle.kill-twice", "kill() is safe to call twice, also concurrently", async () => {
@@ -52,11 +57,14 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     expect(escaped?.closed).toBe(true);
   });
 
-  contractTest("lifecycle.invalid-create-options", "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched", async () => {
-    await expectSbxError(() => harness.createSandbox({ timeoutMs: 5 }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => harness.createSandbox({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => harness.createSandbox({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => harness.createSandbox({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
+  contractTest("lifecycle.invalid-create-options", "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched: nothing is created", async () => {
+    const counting = countingProvider(provider);
+    const create = (extra: CreateSandboxOptions) => createSandbox(counting.provider, mergeCreateOptions(harness.options.createOptions, extra));
+    await expectSbxError(() => create({ timeoutMs: 5 }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => create({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => create({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => create({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
+    expect(counting.creates()).toBe(0);
   });
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSandbox, createSandbox } from "@sbx/core";
 import { expect } from "vitest";
-import { countingProvider, describeGroup, expectCapabilityRefused, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import { countingProvider, describeGroup, expectCapabilityRefused, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
 async function hostExists(path: string): Promise<boolean> {
   return access(path).then(() => true, () => false);
@@ -57,7 +57,8 @@ export function registerMountsTests(harness: ContractHarness): void {
 /** Registers the resource limit tests (`RESOURCE_LIMITS`), or their refusal when it is off. */
 export function registerLimitsTests(harness: ContractHarness): void {
   const { contractTest, capabilities, options } = harness;
-  const limits = { cpus: 1, memoryMiB: 256, pids: 128 };
+  const allLimits = { cpus: 1, memoryMiB: 256, pids: 128 };
+  const limits = harness.options.limits ?? allLimits;
 
   if (!capabilities.RESOURCE_LIMITS) {
     contractTest("limits.refused", "limits raise SBX_CAPABILITY_NOT_SUPPORTED before anything is created", async () => {
@@ -68,14 +69,19 @@ export function registerLimitsTests(harness: ContractHarness): void {
     return;
   }
 
-  contractTest("limits.applied", "requested limits appear as applied in the audit record", async () => {
+  contractTest("limits.applied", "each requested limit is applied with exactly the requested value (read back); limits the backend lacks are refused", async () => {
     await using sandbox = await harness.createSandbox({ limits });
     const record = sandbox.audit().policies.limits;
     expect(record.requested).toMatchObject(limits);
     const applied = record.applied as Record<string, unknown>;
     expect(applied).toBeTypeOf("object");
-    for (const key of Object.keys(limits)) expect(applied[key]).toBeDefined();
+    for (const [key, value] of Object.entries(limits)) expect(applied[key], `limits.${key} applied`).toBe(value);
     expect((await sandbox.commands.run("echo limited")).stdout).toBe("limited\n");
+    // A limit the adapter does not apply must be refused before anything is created, never recorded and ignored.
+    for (const [key, value] of Object.entries(allLimits)) {
+      if (key in limits) continue;
+      await expectSbxError(() => createSandbox(harness.provider, mergeCreateOptions(options.createOptions, { limits: { ...limits, [key]: value } })), "SBX_CAPABILITY_NOT_SUPPORTED");
+    }
   });
 }
 

@@ -1,3 +1,4 @@
+import { defaultEnvironment } from "../runtime/default-environment.js";
 import { AbortedError, CodeInterpreterLostError, InvalidArgumentError, ProviderError, RuntimeMissingError, SbxError } from "../errors/index.js";
 import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
 import type { ExecutionError, ExecutionResult } from "../v1/sandbox.js";
@@ -54,7 +55,7 @@ class AgentSession {
     const process = await driver.spawn({
       command: agentCommandLine(),
       cwd: driver.workspace,
-      env: { PYTHONUNBUFFERED: "1", LANG: "C.UTF-8" },
+      env: { ...defaultEnvironment(driver.workspace), PYTHONUNBUFFERED: "1" },
       stdin: true,
       onStdout: (chunk) => (session ? session.receive(chunk) : early.push(chunk.slice())),
       onStderr: (chunk) => (session ? session.receiveStderr(chunk) : earlyErr.push(chunk.slice())),

@@ -46,11 +46,12 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
     createCodeContext: (request) => agent.createContext(request),
     readFile: (path, fileOptions) => driver.readFile(path, fileOptions),
     writeFile: (path, data, fileOptions) => driver.writeFile(path, data, fileOptions),
-    list: (path, fileOptions) => driver.list(path, fileOptions),
-    stat: (path, fileOptions) => driver.stat(path, fileOptions),
-    remove: (path, fileOptions) => driver.remove(path, fileOptions),
-    mkdir: (path, fileOptions) => driver.mkdir(path, fileOptions),
-    rename: (from, to, fileOptions) => driver.rename(from, to, fileOptions),
+    // The optional file operations pass through when the driver has them; otherwise core's defaults apply.
+    list: driver.list && ((path, fileOptions) => driver.list!(path, fileOptions)),
+    stat: driver.stat && ((path, fileOptions) => driver.stat!(path, fileOptions)),
+    remove: driver.remove && ((path, fileOptions) => driver.remove!(path, fileOptions)),
+    mkdir: driver.mkdir && ((path, fileOptions) => driver.mkdir!(path, fileOptions)),
+    rename: driver.rename && ((from, to, fileOptions) => driver.rename!(from, to, fileOptions)),
     async destroy() {
       // Bounded: a stuck agent must not hold up the sandbox's removal, which ends the agent anyway.
       await Promise.race([agent.stop().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);

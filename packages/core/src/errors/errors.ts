@@ -1,3 +1,4 @@
+import type { PathErrorReason } from "./path-error-reason.js";
 import { SbxError, type SbxErrorOptions } from "./sbx-error.js";
 
 /** A capability the backend does not declare was asked for. Nothing was emulated or weakened. */
@@ -114,9 +115,9 @@ export class FileNotFoundError extends SbxError {
 export class PathError extends SbxError {
   /** The path as given by the caller. */
   readonly path: string;
-  /** Why it was refused: `"escapes-workspace"`, `"invalid"`, `"not-a-regular-file"`, `"not-a-directory"`, `"is-a-directory"`, `"exists"`. */
-  readonly reason: string;
-  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; reason: string; message?: string }) {
+  /** Why it was refused: one of the closed union `PathErrorReason` (see `pathErrorReasonSchema`). */
+  readonly reason: PathErrorReason;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; reason: PathErrorReason; message?: string }) {
     super("SBX_PATH", { ...options, message: options.message ?? `Refused path ${JSON.stringify(options.path)}: ${options.reason}.` });
     this.name = "PathError";
     this.path = options.path;

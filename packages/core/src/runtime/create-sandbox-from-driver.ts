@@ -14,11 +14,14 @@ import { DEFAULT_KILL_GRACE_MS, Deadline, killWithinGrace, settleWithinGrace, wi
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
 import { boundedDownload, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
-import { MIN_SECRET_LENGTH, redactError, redactText, redactValue } from "./redaction.js";
+import { MIN_SECRET_LENGTH, redactError, redactText } from "./redaction.js";
 import { TextOutputCollector } from "./text-output-collector.js";
 import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./output-collector.js";
 import { resolveWorkingDirectory, resolveWorkspacePath } from "./paths.js";
 import { runPythonOneShot } from "./python-one-shot.js";
+import { defaultEnvironment } from "./default-environment.js";
+import { withDriverDefaults } from "./driver-defaults.js";
+import { buildAuditRecord } from "./audit-record.js";
 import { requireString, validate } from "./validate.js";
 import { rememberDriver } from "./native-handle.js";
 
@@ -51,7 +54,9 @@ export interface SandboxContext {
  * checks, timeouts that kill, output caps, path confinement, secret redaction and the audit record.
  * Adapters never implement these themselves.
  */
-export function createSandboxFromDriver(driver: SandboxDriverV1, context: SandboxContext): Sandbox {
+export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: SandboxContext): Sandbox {
+  // The optional file operations a driver leaves out come from core's POSIX defaults on its `spawn` (ADR 0020).
+  const driver = withDriverDefaults(givenDriver);
   const { provider, options } = context;
   const backend = provider.backend;
   const capabilities = provider.capabilities;
@@ -64,6 +69,8 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
   const killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const destroyTimeoutMs = context.destroyTimeoutMs ?? 30_000;
   const baseEnvironment = { ...options.env, ...options.secrets };
+  /** What every spawn sees: core's defaults (PATH, HOME, LANG), overridden by the sandbox env and its secrets. */
+  const spawnEnvironment = { ...defaultEnvironment(driver.workspace), ...baseEnvironment };
   const createdAt = new Date().toISOString();
   let closedAt: string | null = null;
   let killing: Promise<void> | undefined;
@@ -158,7 +165,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       stderr.onText((text) => stderrChannel.push(text));
     }
     const started = Date.now();
-    const environment = { ...baseEnvironment, ...(runOptions.env ?? {}) };
+    const environment = { ...spawnEnvironment, ...(runOptions.env ?? {}) };
     let killOutcome: Promise<KillOutcome> | undefined;
     const closeChannels = () => {
       stdoutChannel.end();
@@ -332,7 +339,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       code,
       language,
       contextId: codeOptions.contextId,
-      env: baseEnvironment,
+      env: oneShot ? spawnEnvironment : baseEnvironment,
       cwd: driver.workspace,
       signal: controller.signal,
       // A caller streaming output sees all of it, as with commands; only then may the backend not cut at the limit.
@@ -479,8 +486,11 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
       ensureOpen("write a file");
       const target = workspacePath(path);
       throwIfAborted(fileOptions?.signal, backend);
-      const stream = toStream(data);
-      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal }));
+      // Core always passes the length when it knows it (strings and byte arrays), so archive-based adapters never spool.
+      const bytes = typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : undefined;
+      const stream = toStream(bytes ?? data);
+      const sizeBytes = bytes?.byteLength;
+      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }));
     },
     read: (async (path: string, fileOptions?: FileReadOptions & { format?: "text" | "bytes" | "stream" }) => {
       ensureOpen("read a file");
@@ -569,25 +579,7 @@ export function createSandboxFromDriver(driver: SandboxDriverV1, context: Sandbo
     },
   };
 
-  function audit(): AuditRecord {
-    const record: AuditRecord = {
-      specificationVersion: "sbx-audit-v1",
-      backend,
-      backendVersion: driver.audit.backendVersion,
-      sandboxId: driver.id,
-      target: context.target,
-      createdAt,
-      closedAt,
-      isolating: provider.isolating,
-      policies: driver.audit.policies,
-      environment: { variables: Object.keys(options.env).sort(), secrets: Object.keys(options.secrets).sort() },
-      credentials: context.credentials?.auditEntries() ?? [],
-      notes: [...(driver.audit.notes ?? [])],
-    };
-    // Structured values are redacted (every form of every secret), never the JSON text, so no secret value can corrupt
-    // the record; the JSON round trip keeps it plain data.
-    return redactValue(JSON.parse(JSON.stringify(record)) as AuditRecord, secretValues);
-  }
+  const audit = (): AuditRecord => buildAuditRecord({ driver, context, createdAt, closedAt, secretValues });
 
   /**
    * Destroys the sandbox. Bounded: live processes get the kill grace, the backend's destroy gets `destroyTimeoutMs`,

@@ -1,14 +1,19 @@
 import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
 import type { ExecutionError } from "../v1/sandbox.js";
+import { ProviderError, RuntimeMissingError } from "../errors/index.js";
+import { concatenateBytes } from "../posix/concatenate-bytes.js";
+import { shellQuote } from "../posix/shell-quote.js";
 
 /**
  * The wrapper that runs one-shot Python. It reads the code from stdin, runs it as `__main__`, prints a normal
  * traceback to stderr on error, and writes the structured error (name, value, traceback) as JSON to the file
- * named by argv[1]: a channel of its own, so nothing is ever parsed out of the program's stdout or stderr.
+ * named by argv[1]: a channel of its own, so nothing is ever parsed out of the program's stdout or stderr. The file
+ * is created empty before the code runs, so a missing file means the channel itself was lost (never "no error").
  */
 export const PYTHON_ONE_SHOT_WRAPPER = `
 import sys, json, traceback, types
 _error_path = sys.argv[1]
+open(_error_path, "w").close()
 _code = sys.stdin.read()
 sys.stdin.close()
 sys.argv = ["<code>"]
@@ -33,9 +38,6 @@ except BaseException as _exception:
     sys.exit(1)
 `;
 
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * Runs one-shot Python through a driver's `spawn`, for backends without a code channel of their own.
@@ -80,30 +82,47 @@ export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeReq
       return { error: null, results: null };
     }
     let error: ExecutionError | null = null;
-    if (exitCode !== 0 && !outOfMemoryKilled) error = await readErrorChannel(driver, errorPath, request);
+    if (exitCode !== 0 && !outOfMemoryKilled) {
+      const channel = await readErrorChannel(driver, errorPath, request);
+      // The channel is created before the code runs: a missing one is never silently read as "no error".
+      if (!channel.present && exitCode === 127) throw new RuntimeMissingError({ runtime: "python3" });
+      if (!channel.present) throw missingErrorChannel(driver, errorPath);
+      error = channel.error;
+    }
     return { error, results: null, outOfMemoryKilled: outOfMemoryKilled ?? null, exitCode };
   } finally {
     request.signal.removeEventListener("abort", abort);
   }
 }
 
-async function readErrorChannel(driver: SandboxDriverV1, errorPath: string, request: CodeRequest): Promise<ExecutionError | null> {
+/** The marker the reader prints when the channel file exists, so a missing file is told from an empty one. */
+const PRESENT_MARKER = "sbx-error-channel-present";
+
+async function readErrorChannel(driver: SandboxDriverV1, errorPath: string, request: CodeRequest): Promise<{ present: boolean; error: ExecutionError | null }> {
   const chunks: Uint8Array[] = [];
   const reader = await driver.spawn({
-    command: `cat ${errorPath} 2>/dev/null; rm -f ${errorPath}`,
+    command: `if [ -e ${errorPath} ]; then echo ${PRESENT_MARKER}; cat ${errorPath}; fi; rm -f ${errorPath}`,
     cwd: request.cwd,
-    env: {},
+    env: request.env,
     stdin: false,
     onStdout: (chunk) => chunks.push(chunk.slice()),
     onStderr: () => {},
   });
   await reader.exit;
-  const text = Buffer.concat(chunks).toString("utf8").trim();
-  if (text.length === 0) return null;
+  const output = new TextDecoder().decode(concatenateBytes(chunks));
+  if (!output.startsWith(PRESENT_MARKER)) return { present: false, error: null };
+  const text = output.slice(PRESENT_MARKER.length).trim();
+  if (text.length === 0) return { present: true, error: null };
   try {
     const parsed = JSON.parse(text) as ExecutionError;
-    return { name: String(parsed.name), value: String(parsed.value), traceback: String(parsed.traceback) };
+    return { present: true, error: { name: String(parsed.name), value: String(parsed.value), traceback: String(parsed.traceback) } };
   } catch {
-    return null;
+    return { present: true, error: null };
   }
+}
+
+function missingErrorChannel(driver: SandboxDriverV1, errorPath: string): ProviderError {
+  return new ProviderError({
+    message: `Python exited with an error, but its structured error (written to ${errorPath}) could not be read back from sandbox ${driver.id}: the driver's spawns do not seem to share /tmp, or the file could not be written. The traceback is in stderr. Give the driver a runCode of its own, or make every spawn see the same /tmp.`,
+  });
 }

@@ -67,7 +67,10 @@ export interface SpawnRequest {
   readonly command: string;
   /** Absolute working directory. */
   readonly cwd: string;
-  /** Environment: sandbox env, secrets and per-command env merged. */
+  /**
+   * Environment: core's defaults (`PATH`, `HOME` = the workspace, `LANG=C.UTF-8`), then the sandbox env, secrets and
+   * per-command env merged over them (the caller's values win). The driver passes it as the process's whole environment.
+   */
   readonly env: Readonly<Record<string, string>>;
   /** Whether stdin should be open for `writeStdin`; when false, stdin is empty/closed. */
   readonly stdin: boolean;
@@ -157,7 +160,9 @@ export interface DriverExecution {
 
 /**
  * One live sandbox, as an adapter implements it. Paths given to file methods are already normalised by core:
- * absolute, inside `workspace`, with no `..` segments.
+ * absolute, inside `workspace`, with no `..` segments. Required: `spawn`, `readFile`, `writeFile`, `destroy` and
+ * `audit`; every other method is optional and has a core default built on `spawn` (ADR 0020, docs/writing-an-adapter.md).
+ * A driver that implements them itself must follow the same file policy (the contract suite checks it).
  */
 export interface SandboxDriverV1 {
   /** Backend-assigned id. */
@@ -185,19 +190,25 @@ export interface SandboxDriverV1 {
   /** Writes a file from a stream, creating parent directories, replacing any existing file. */
   writeFile(path: string, data: ReadableStream<Uint8Array>, options: {
     signal?: AbortSignal;
-    /** The exact byte length of `data` when core knows it up front (host uploads), so archive-based adapters can stream without spooling. */
+    /** The exact byte length of `data` when core knows it up front (strings, byte arrays, host uploads), so archive-based adapters can stream without spooling. */
     sizeBytes?: number;
   }): Promise<void>;
-  /** Lists a directory. */
-  list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]>;
-  /** Describes an entry, not following a final symlink. */
-  stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry>;
-  /** Removes a file, or a directory when `recursive`. */
-  remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void>;
-  /** Creates a directory and parents; no error if it exists. */
-  mkdir(path: string, options: { signal?: AbortSignal }): Promise<void>;
-  /** Renames. */
-  rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Lists one directory level, sorted by name (byte-wise). Optional: core's default runs a POSIX helper through
+   * `spawn` (ADR 0020). Symbolic links are listed as links, never followed.
+   */
+  list?(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]>;
+  /** Describes an entry, not following a final symlink. Optional: core's default runs `stat` through `spawn`. */
+  stat?(path: string, options: { signal?: AbortSignal }): Promise<FileEntry>;
+  /**
+   * Removes a file or link, or a directory when `recursive`; a directory without `recursive` is
+   * `PathError("is-a-directory")`. Optional: core's default runs `rm` through `spawn`.
+   */
+  remove?(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void>;
+  /** Creates a directory and parents; no error if it exists. Optional: core's default runs `mkdir -p` through `spawn`. */
+  mkdir?(path: string, options: { signal?: AbortSignal }): Promise<void>;
+  /** Renames (a final symlink at `to` is replaced, never followed). Optional: core's default runs `mv` through `spawn`. */
+  rename?(from: string, to: string, options: { signal?: AbortSignal }): Promise<void>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -54,7 +54,7 @@ export interface CommandResult {
 export interface CommandHandle {
   /** Backend process id (as a string; backends differ). */
   readonly pid: string;
-  /** Resolves with the result when the command exits (also after `kill()`, with the signal's exit code). */
+  /** Resolves with the result when the command exits; after `kill()`, with exit code 137 (128 + SIGKILL) on every backend. */
   wait(): Promise<CommandResult>;
   /** Kills the command and every process it started. Safe to call twice. */
   kill(): Promise<void>;

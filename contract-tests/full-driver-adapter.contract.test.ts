@@ -1,0 +1,23 @@
+import { access, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeSandboxContract, loopbackNetworkFixture } from "@sbx/contract";
+import { createExampleProvider } from "./fixtures/full-driver-adapter/example-provider.js";
+
+/**
+ * Compatibility (ADR 0020): an adapter written against the full `SandboxDriverV1` of sbx 0.1 (it implements `list`,
+ * `stat`, `remove`, `mkdir` and `rename` itself, and adds its own PATH) runs unchanged and passes the whole suite.
+ */
+const root = join(tmpdir(), "sbx-full-driver-adapter");
+
+describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvider({ root }), {
+  network: loopbackNetworkFixture,
+  timeoutMs: 90_000,
+  removeOutOfBand: async (sandbox) => rm(join(root, sandbox.id), { recursive: true, force: true }),
+  // The backend's resource is the sandbox's folder.
+  sandboxExists: async (id) => access(join(root, id)).then(() => true, () => false),
+  skip: {
+    "lost-sandbox.mid-command": "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends",
+    "policy.missing-cwd": "the frozen 0.1 copy spawns with the cwd as the process's working directory, so a missing one fails the spawn (ENOENT); the rule came with ADR 0020 (the example adapter follows it)",
+  },
+});

@@ -1,0 +1,29 @@
+/**
+ * The OOM probe of core's POSIX helper set: prints the cgroup's out-of-memory kill counter (cgroup v1
+ * `memory.oom_control` or v2 `memory.events`, a line `oom_kill N`). Run it before and after a command that died of
+ * SIGKILL (exit 137); a counter that grew means the kernel's OOM killer ended it.
+ */
+export const OUT_OF_MEMORY_PROBE_SCRIPT = "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null";
+
+/** Reads the `oom_kill` counter from the probe's output; null when the sandbox exposes no cgroup memory counters. */
+export function parseOutOfMemoryKills(output: string): number | null {
+  const match = /^oom_kill (\d+)$/m.exec(output);
+  return match ? Number(match[1]) : null;
+}
+
+/**
+ * Tracks the OOM kill counter of one sandbox: `changed()` reads it and says whether it grew since the last read
+ * (null when unknown). `read` runs `OUT_OF_MEMORY_PROBE_SCRIPT` the adapter's way (for Docker: an exec as root).
+ */
+export function createOutOfMemoryProbe(read: () => Promise<string>, baseline: number | null = null): { changed(): Promise<boolean | null> } {
+  let last = baseline;
+  return {
+    async changed() {
+      const count = parseOutOfMemoryKills(await read().catch(() => ""));
+      if (count === null) return null;
+      const previous = last ?? 0;
+      last = count;
+      return count > previous;
+    },
+  };
+}

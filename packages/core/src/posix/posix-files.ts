@@ -1,0 +1,167 @@
+import { FileNotFoundError, PathError, ProviderError } from "../errors/index.js";
+import type { PathErrorReason } from "../errors/path-error-reason.js";
+import type { SandboxDriverV1 } from "../v1/provider.js";
+import type { FileEntry } from "../v1/sandbox.js";
+import { feedStdin, helperEnvironment, runPosixScript, type PosixCommandResult } from "./posix-command.js";
+import { POSIX_LIST_SCRIPT, POSIX_MKDIR_SCRIPT, POSIX_READ_SCRIPT, POSIX_REMOVE_SCRIPT, POSIX_RENAME_SCRIPT, POSIX_STAT_SCRIPT, POSIX_WRITE_SCRIPT } from "./posix-file-scripts.js";
+import { shellScript } from "./shell-quote.js";
+
+/** The part of a driver the POSIX file operations need. */
+export type SpawningDriver = Pick<SandboxDriverV1, "spawn" | "workspace">;
+
+/** The file operations core derives from `spawn` when a driver leaves them out. */
+export type PosixFileOperations = Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">>;
+
+const REASONS: Partial<Record<number, { reason: PathErrorReason; say: string }>> = {
+  45: { reason: "is-a-directory", say: "it is a directory" },
+  46: { reason: "not-a-directory", say: "a file stands where a directory is needed" },
+  47: { reason: "escapes-workspace", say: "a symbolic link on it leads outside the workspace" },
+  48: { reason: "not-a-regular-file", say: "it is not a regular file (a FIFO, device or socket)" },
+  51: { reason: "read-only", say: "it is on a read-only file system" },
+};
+
+/** Maps a helper's exit code to the typed error of the file policy (ADR 0020); returns normally on 0. */
+function check(operation: string, path: string, result: Pick<PosixCommandResult, "exitCode" | "stderr">): void {
+  if (result.exitCode === 0) return;
+  if (result.exitCode === 44) throw new FileNotFoundError({ path });
+  const known = REASONS[result.exitCode];
+  if (known) throw new PathError({ path, reason: known.reason, message: `Cannot ${operation} ${JSON.stringify(path)}: ${known.say}.` });
+  if (/permission denied/i.test(result.stderr)) throw new PathError({ path, reason: "permission-denied", message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).` });
+  const detail = result.exitCode === 49 ? "no space left in the sandbox (nothing was written)" : result.stderr.trim() || `the helper exited with ${result.exitCode}`;
+  throw new ProviderError({ message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail}.` });
+}
+
+function entryType(typeText: string): FileEntry["type"] {
+  if (typeText.startsWith("regular")) return "file";
+  if (typeText === "directory") return "directory";
+  if (typeText === "symbolic link") return "symlink";
+  return "other";
+}
+
+function entry(path: string, name: string, record: string): FileEntry {
+  const [typeText = "", sizeText = "0", mtimeText = "0"] = record.split("|");
+  return { name, path, type: entryType(typeText), size: Number(sizeText), modifiedAt: new Date(Number(mtimeText) * 1000) };
+}
+
+const basename = (path: string) => path.slice(path.lastIndexOf("/") + 1);
+const join = (folder: string, name: string) => (folder === "/" ? `/${name}` : `${folder}/${name}`);
+
+/**
+ * Core's default file operations, built on the driver's `spawn` alone (ADR 0020): each runs a POSIX `sh` script in
+ * the sandbox as the sandbox's user. `readFile` streams `cat`'s stdout (with no backpressure of its own: `spawn`
+ * has none, so a driver with a file channel should provide `readFile`); `writeFile` streams into `cat`'s stdin.
+ */
+export function posixFileOperations(driver: SpawningDriver): PosixFileOperations {
+  const run = (script: string, name: string, args: readonly string[], signal?: AbortSignal, stdin?: ReadableStream<Uint8Array>) => runPosixScript(driver, { script, name, args, signal, stdin });
+  return {
+    readFile: (path, options) => posixReadFile(driver, path, options),
+    async writeFile(path, data, options) {
+      const suffix = Array.from(crypto.getRandomValues(new Uint8Array(8)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+      check("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, suffix], options.signal, data));
+    },
+    async list(path, options) {
+      const result = await run(POSIX_LIST_SCRIPT, "sbx-list", [path], options.signal);
+      check("list", path, result);
+      const text = new TextDecoder().decode(result.stdout);
+      const entries: FileEntry[] = [];
+      for (const record of text.split("\0")) {
+        const newline = record.indexOf("\n");
+        if (newline < 0) continue;
+        const name = record.slice(newline + 1);
+        entries.push(entry(join(path, name), name, record.slice(0, newline)));
+      }
+      return sortEntries(entries);
+    },
+    async stat(path, options) {
+      const result = await run(POSIX_STAT_SCRIPT, "sbx-stat", [path], options.signal);
+      check("stat", path, result);
+      return entry(path, basename(path), new TextDecoder().decode(result.stdout).trim());
+    },
+    async remove(path, options) {
+      check("remove", path, await run(POSIX_REMOVE_SCRIPT, "sbx-remove", [path, options.recursive ? "recursive" : "single"], options.signal));
+    },
+    async mkdir(path, options) {
+      check("create directory", path, await run(POSIX_MKDIR_SCRIPT, "sbx-mkdir", [path], options.signal));
+    },
+    async rename(from, to, options) {
+      check("rename", from, await run(POSIX_RENAME_SCRIPT, "sbx-rename", [from, to], options.signal));
+    },
+  };
+}
+
+/** The listing order of the file policy: by name, byte-wise (the C locale), on every backend. */
+export function sortEntries(entries: FileEntry[]): FileEntry[] {
+  return entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
+}
+
+/**
+ * Streams a file out of the sandbox through `spawn` (`cat` under the read policy). Resolves once the first byte
+ * arrived or the helper ended, so refusals (not found, a directory, a link out) are typed errors before any stream
+ * is handed out. Cancelling the stream kills the helper.
+ */
+export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+  const pending: Uint8Array[] = [];
+  let stderr = "";
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
+  let exited: { exitCode: number } | undefined;
+  let failure: unknown;
+  const process = await driver.spawn({
+    command: shellScript(POSIX_READ_SCRIPT, "sbx-read", [path]),
+    cwd: driver.workspace,
+    env: helperEnvironment(driver.workspace),
+    stdin: false,
+    onStdout: (chunk) => {
+      pending.push(chunk.slice());
+      notify();
+    },
+    onStderr: (chunk) => {
+      if (stderr.length < 8192) stderr += new TextDecoder().decode(chunk);
+    },
+  });
+  const abort = () => {
+    failure ??= options.signal?.reason ?? new Error("aborted");
+    void process.kill().catch(() => {});
+    notify();
+  };
+  options.signal?.addEventListener("abort", abort, { once: true });
+  void process.exit.then((value) => (exited = value), (error: unknown) => (failure ??= error)).finally(notify);
+  // Wait for the first byte or the end, whichever comes first.
+  while (pending.length === 0 && !exited && !failure) await new Promise<void>((resolve) => (wake = resolve));
+  if (failure && pending.length === 0) {
+    options.signal?.removeEventListener("abort", abort);
+    throw failure;
+  }
+  if (pending.length === 0 && exited) {
+    options.signal?.removeEventListener("abort", abort);
+    check("read", path, { exitCode: exited.exitCode, stderr });
+    return new ReadableStream({ start: (controller) => controller.close() });
+  }
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      for (;;) {
+        if (pending.length > 0) return controller.enqueue(pending.shift()!);
+        if (failure) {
+          options.signal?.removeEventListener("abort", abort);
+          return controller.error(failure);
+        }
+        if (exited) {
+          options.signal?.removeEventListener("abort", abort);
+          if (exited.exitCode !== 0) return controller.error(new ProviderError({ message: `Reading ${JSON.stringify(path)} failed midway (exit ${exited.exitCode}): ${stderr.trim() || "no reason given"}.` }));
+          return controller.close();
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    cancel() {
+      options.signal?.removeEventListener("abort", abort);
+      void process.kill().catch(() => {});
+    },
+  }, { highWaterMark: 0 });
+}
+
+export { feedStdin };

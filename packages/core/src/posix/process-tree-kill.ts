@@ -1,0 +1,91 @@
+/**
+ * The process-tree kill of core's POSIX helper set (ADR 0012, ADR 0020). A command started through
+ * `COMMAND_WRAPPER` carries an audit tag (`/proc/self/loginuid`) that no descendant can shed; `KILL_TREE_SCRIPT`,
+ * run by a user the sandbox cannot signal (root), stops then kills every process with the tag and verifies none is
+ * left; `KILL_USER_SCRIPT` is the fallback for kernels without loginuid. Adapters run these through their own exec.
+ */
+
+/**
+ * Tags the command with its audit tag (`/proc/self/loginuid`, settable once by an unprivileged process and then
+ * immutable, inherited by every descendant), runs it in a new session (`setsid`, when the image has it), and exits
+ * with the command's status as soon as the command itself exits, even while background children still hold
+ * stdout. Arguments: $1 the command line, $2 the command id, $3 the working directory (a missing one is sh's own
+ * error on stderr and exit 126, not an engine error on stdout), $4 the tag.
+ */
+export const COMMAND_WRAPPER = [
+  'echo "$4" 2>/dev/null >/proc/self/loginuid',
+  'cd -- "$3" || exit 126',
+  "exec 3<&0",
+  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
+  "exec 3<&-",
+  "c=$!",
+  'wait "$c"; s=$?',
+  'exit "$s"',
+].join("\n");
+
+/** A fresh audit tag: a positive 31-bit number that is not the kernel's "unset" value. */
+export function newCommandTag(): string {
+  return String(1_000_000 + (crypto.getRandomValues(new Uint32Array(1))[0]! % 2_000_000_000));
+}
+
+/**
+ * Kills every process carrying one command's audit tag (`/proc/<pid>/loginuid`). The command wrapper sets the tag
+ * once; the kernel never lets an unprivileged process change it again, so a child that calls `setsid`, clears its
+ * environment (`env -i`, `execve` with `{}`) or double-forks still carries it. Runs as root (the container keeps
+ * CAP_KILL for root only), so sandboxed code cannot kill the helper. Uses only shell builtins (no fork), so it works
+ * with the pids limit exhausted. First every tagged process is stopped (a stopped process cannot fork), then every
+ * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone.
+ * Exit 0: verified, no tagged process is left. Exit 3/4: did not converge. Exit 5: the kernel has no loginuid.
+ * Argument: $1 the tag.
+ */
+export const KILL_TREE_SCRIPT = [
+  "[ -r /proc/self/loginuid ] || exit 5",
+  't=$1; i=0',
+  "while :; do",
+  "  f=",
+  "  for d in /proc/[0-9]*; do",
+  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
+  '    s=; read s 2>/dev/null <"$d/stat"',
+  '    case "${s##*) }" in T*|t*|Z*|X*) continue;; esac',
+  '    kill -STOP "${d#/proc/}" 2>/dev/null && f=1',
+  "  done",
+  '  [ -z "$f" ] && break',
+  "  i=$((i+1)); [ $i -ge 5000 ] && exit 3",
+  "done",
+  "i=0",
+  "while :; do",
+  "  f=",
+  "  for d in /proc/[0-9]*; do",
+  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
+  '    s=; read s 2>/dev/null <"$d/stat"',
+  '    case "${s##*) }" in Z*|X*|"") continue;; esac',
+  '    kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
+  "  done",
+  '  [ -z "$f" ] && exit 0',
+  "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
+  "done",
+].join("\n");
+
+/**
+ * Kills every process of one uid except the helper itself (`kill -9 -1` as that uid: one system call the sandbox
+ * cannot interleave with), then checks none is left. Used when the kernel has no loginuid to tag commands with.
+ * Exit 0: verified. Exit 4: processes of the uid survived. Argument: $1 the uid.
+ */
+export const KILL_USER_SCRIPT = [
+  "i=0",
+  "while :; do",
+  "  f=",
+  "  for d in /proc/[0-9]*; do",
+  '    [ "${d#/proc/}" = "$$" ] && continue',
+  '    s=; read s 2>/dev/null <"$d/status" || continue',
+  '    u=; while read k v rest; do [ "$k" = "Uid:" ] && { u=$v; break; }; done <"$d/status"',
+  '    [ "$u" = "$1" ] || continue',
+  '    z=; while read k v rest; do [ "$k" = "State:" ] && { z=$v; break; }; done <"$d/status"',
+  '    [ "$z" = Z ] && continue',
+  '    kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
+  "  done",
+  '  [ -z "$f" ] && exit 0',
+  "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
+  "done",
+].join("\n");
+

@@ -1,0 +1,34 @@
+import type { AuditRecord } from "../v1/audit.js";
+import type { SandboxDriverV1 } from "../v1/provider.js";
+import type { SandboxContext } from "./create-sandbox-from-driver.js";
+import { redactValue } from "./redaction.js";
+
+/**
+ * Builds a sandbox's audit record: the driver's policies and notes in core's envelope (ids, times, environment
+ * names, scoped credentials). Structured values are redacted (every form of every secret), never the JSON text, so no
+ * secret value can corrupt the record; the JSON round trip keeps it plain data.
+ */
+export function buildAuditRecord(input: {
+  readonly driver: SandboxDriverV1;
+  readonly context: SandboxContext;
+  readonly createdAt: string;
+  readonly closedAt: string | null;
+  readonly secretValues: readonly string[];
+}): AuditRecord {
+  const { driver, context } = input;
+  const record = {
+    specificationVersion: "sbx-audit-v1",
+    backend: context.provider.backend,
+    backendVersion: driver.audit.backendVersion,
+    sandboxId: driver.id,
+    target: context.target,
+    createdAt: input.createdAt,
+    closedAt: input.closedAt,
+    isolating: context.provider.isolating,
+    policies: driver.audit.policies,
+    environment: { variables: Object.keys(context.options.env).sort(), secrets: Object.keys(context.options.secrets).sort() },
+    credentials: context.credentials?.auditEntries() ?? [],
+    notes: [...(driver.audit.notes ?? [])],
+  } satisfies AuditRecord;
+  return redactValue(JSON.parse(JSON.stringify(record)) as AuditRecord, [...input.secretValues]);
+}
