@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { FileNotFoundError, PathError, POSIX_FILE_PRELUDE, posixReadFile, ProviderError, runPosixScript, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT, KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
