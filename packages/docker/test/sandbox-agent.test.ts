@@ -199,12 +199,17 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * 1024 * 1024);
   });
 
-  it("a context that runs out of memory is reported lost, saying so, and the other contexts live on", async () => {
+  it("a context that runs out of memory reports it on that run, is lost afterwards, saying so, and the other contexts live on", async () => {
     await using sandbox = await createTestSandbox({ metadata: { test: "agent-oom" }, limits: { memoryMiB: 256 } });
     const hungry = await sandbox.createCodeContext();
     const other = await sandbox.createCodeContext();
     await sandbox.runCode("keep = 'kept'", { contextId: other.id });
-    const error = await sandbox.runCode("hog = bytearray(1024 * 1024 * 1024)", { contextId: hungry.id }).then(() => undefined, (failure: unknown) => failure);
+    // The run killed for memory is a result that cannot pass for success (like a command's exit 137)...
+    const killed = await sandbox.runCode("hog = bytearray(1024 * 1024 * 1024)", { contextId: hungry.id });
+    expect(killed.outOfMemoryKilled).toBe(true);
+    expect(killed.error?.name).toBe("OutOfMemoryError");
+    // ...and the context's interpreter is gone: its next call says why.
+    const error = await sandbox.runCode("1", { contextId: hungry.id }).then(() => undefined, (failure: unknown) => failure);
     expect(isSbxError(error, "SBX_INTERPRETER_LOST")).toBe(true);
     expect((error as { reason?: string }).reason).toContain("out-of-memory");
     expect((await sandbox.runCode("keep", { contextId: other.id })).results?.[0]?.data["text/plain"]).toBe("'kept'");
