@@ -3,7 +3,9 @@
  * makes a real one misbehave: floods, throwing callbacks, kills that cannot be verified, calls that never answer,
  * huge files, secrets in other encodings, a sandbox that disappears.
  */
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
 import {
   defineCapabilities,
   isSbxError,
@@ -236,6 +238,32 @@ describe("deadlines start before the first backend call, and every call is bound
     expect(isSbxError(error, "SBX_TIMEOUT")).toBe(true);
     expect(error.timeoutMs).toBe(50);
     expect(error.killed).toBe(false);
+  });
+
+  it("a write, upload or download that stops making progress rejects with TimeoutError after 60 s without a chunk", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const driver = new ScriptedDriver();
+      driver.writeFile = () => never();
+      // A download whose stream delivers one chunk and then stalls.
+      driver.readFileBehaviour = async () => new ReadableStream<Uint8Array>({ start(controller) { controller.enqueue(new Uint8Array([1, 2, 3])); } });
+      const sandbox = sandboxOver(driver);
+      const writing = caught(() => sandbox.files.write("a.txt", "content"));
+      const downloading = caught(() => sandbox.files.download("a.txt", join(tmpdir(), `sbx-stall-${process.pid}.bin`)));
+      await vi.advanceTimersByTimeAsync(59_000);
+      let settled = false;
+      void writing.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(2_000);
+      for (const error of [await writing, await downloading]) {
+        expect(isSbxError(error, "SBX_TIMEOUT")).toBe(true);
+        expect(error.killed).toBe(false);
+        expect(error.message).toMatch(/made no progress .* for 60000 ms/);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a destroy that never answers: kill() rejects with TimeoutError, and the sandbox is closed anyway", async () => {

@@ -10,7 +10,7 @@ import { runCodeOptionsSchema, runCommandOptionsSchema, type ResolvedCreateOptio
 import type { DriverExecution, SandboxDriverV1, SandboxProviderV1, SpawnedProcess } from "../v1/provider.js";
 import type { CodeContext, CommandHandle, CommandResult, Execution, FileReadOptions, RunCodeOptions, RunCommandOptions, Sandbox, SandboxFiles } from "../v1/sandbox.js";
 import { CallbackGuard } from "./callback-guard.js";
-import { DEFAULT_KILL_GRACE_MS, Deadline, killWithinGrace, settleWithinGrace, withinTime, type KillOutcome, type StopReason } from "./deadline.js";
+import { DEFAULT_KILL_GRACE_MS, Deadline, IdleWatchdog, killWithinGrace, settleWithinGrace, withinTime, type KillOutcome, type StopReason } from "./deadline.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
 import { boundedDownload, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
@@ -451,17 +451,25 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
    * `TimeoutError` (`killed: false`: the backend may still finish the operation) or `AbortedError`, even if the
    * backend never answers.
    */
-  async function fileCall<Result>(operation: string, fileOptions: { signal?: AbortSignal; timeoutMs?: number } | undefined, defaultTimeoutMs: number | undefined, work: (signal: AbortSignal) => Promise<Result>): Promise<Result> {
-    const timeoutMs = requireLimit(fileOptions?.timeoutMs, "options.timeoutMs", backend) ?? defaultTimeoutMs;
+  async function fileCall<Result>(operation: string, fileOptions: { signal?: AbortSignal; timeoutMs?: number } | undefined, defaultTimeoutMs: number | undefined, work: (signal: AbortSignal, watchdog: IdleWatchdog | undefined) => Promise<Result>): Promise<Result> {
+    const callerTimeoutMs = requireLimit(fileOptions?.timeoutMs, "options.timeoutMs", backend);
+    const timeoutMs = callerTimeoutMs ?? defaultTimeoutMs;
     throwIfAborted(fileOptions?.signal, backend);
     const deadline = new Deadline({ timeoutMs, signal: fileOptions?.signal });
+    // A transfer with no total deadline is still bounded: it fails once it makes no progress for the file timeout.
+    const watchdog = timeoutMs === undefined ? new IdleWatchdog(DEFAULT_FILE_TIMEOUT_MS) : undefined;
     const controller = new AbortController();
     deadline.onStop(() => controller.abort());
     const stoppedMarker = Symbol("stopped");
+    const stalledMarker = Symbol("stalled");
     try {
-      const working = adapter(operation, () => work(controller.signal));
+      const working = adapter(operation, () => work(controller.signal, watchdog));
       working.catch(() => {});
-      const outcome = await Promise.race([working, deadline.stopped.then(() => stoppedMarker)]);
+      const outcome = await Promise.race([working, deadline.stopped.then(() => stoppedMarker), ...(watchdog ? [watchdog.stalled.then(() => stalledMarker)] : [])]);
+      if (outcome === stalledMarker) {
+        controller.abort();
+        throw new TimeoutError({ backend, timeoutMs: DEFAULT_FILE_TIMEOUT_MS, killed: false, message: `The ${backend} backend made no progress (${operation}) for ${DEFAULT_FILE_TIMEOUT_MS} ms; sbx stopped waiting (the backend may still complete it). Pass { timeoutMs } to bound the whole transfer instead.` });
+      }
       if (outcome !== stoppedMarker) return outcome as Result;
       if (deadline.reason === "abort") throw new AbortedError({ backend, cause: fileOptions?.signal?.reason, message: `The caller aborted: ${operation}.` });
       throw new TimeoutError({ backend, timeoutMs: timeoutMs!, killed: false, message: `The ${backend} backend did not finish (${operation}) within ${timeoutMs} ms; sbx stopped waiting (the backend may still complete it). Pass a larger { timeoutMs } for slow operations.` });
@@ -469,6 +477,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
       throw redactError(error, secretValues);
     } finally {
       deadline.dispose();
+      watchdog?.dispose();
     }
   }
 
@@ -490,7 +499,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
       const bytes = typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : undefined;
       const stream = toStream(bytes ?? data);
       const sizeBytes = bytes?.byteLength;
-      await fileCall("write a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }));
+      await fileCall("write a file", fileOptions, undefined, (signal, watchdog) => driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }));
     },
     read: (async (path: string, fileOptions?: FileReadOptions & { format?: "text" | "bytes" | "stream" }) => {
       ensureOpen("read a file");
@@ -555,15 +564,16 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
       const info = await hostStat(hostPath).catch(() => undefined);
       if (!info?.isFile()) throw redactError(new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` }), secretValues);
       const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
-      await fileCall("upload a file", fileOptions, undefined, (signal) => driver.writeFile(target, stream, { signal, sizeBytes: info.size }));
+      await fileCall("upload a file", fileOptions, undefined, (signal, watchdog) => driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, { signal, sizeBytes: info.size }));
     },
     async download(sandboxPath, hostPath, fileOptions) {
       ensureOpen("download a file");
       requireString(hostPath, "hostPath");
       const source = workspacePath(sandboxPath);
       const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
-      await fileCall("download a file", fileOptions, undefined, async (signal) => {
-        const stream = await driver.readFile(source, { signal });
+      await fileCall("download a file", fileOptions, undefined, async (signal, watchdog) => {
+        const opened = await driver.readFile(source, { signal });
+        const stream = watchdog ? watchdog.observe(opened) : opened;
         try {
           await boundedDownload(stream, hostPath, { limitBytes: maxBytes, signal, tooLarge: tooLargeFor(source, maxBytes ?? 0, "maxBytes") });
         } catch (error) {

@@ -136,3 +136,44 @@ export async function withinTime<Value>(work: Promise<Value>, timeoutMs: number 
     work.catch(() => {});
   }
 }
+
+/**
+ * A stall detector for transfers whose total length sbx cannot bound in time (uploads, writes from a stream,
+ * downloads): `stalled` resolves once `idleMs` pass without progress. Progress is a chunk passing through a stream
+ * given to `observe()`; the timer starts at construction, so a backend that never starts pulling also stalls.
+ */
+export class IdleWatchdog {
+  /** Resolves when the transfer made no progress for `idleMs`; never rejects. */
+  readonly stalled: Promise<void>;
+  private fire!: () => void;
+  private timer: NodeJS.Timeout | undefined;
+  private disposed = false;
+
+  constructor(readonly idleMs: number) {
+    this.stalled = new Promise<void>((resolve) => (this.fire = resolve));
+    this.touch();
+  }
+
+  /** Records progress: the stall timer starts again. */
+  touch(): void {
+    if (this.disposed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(this.fire, this.idleMs);
+  }
+
+  /** Passes `stream` through unchanged, recording progress on every chunk. */
+  observe(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+    return stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, controller) => {
+        this.touch();
+        controller.enqueue(chunk);
+      },
+    }));
+  }
+
+  /** Stops the timer. */
+  dispose(): void {
+    this.disposed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
