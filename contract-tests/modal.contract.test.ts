@@ -58,6 +58,8 @@ const emulatedProvider: SandboxProviderV1 = {
 describeSandboxContract("modal (emulator)", () => emulatedProvider, {
   network: e2bEmulatorServersFixture({ image, networkName: () => emulator!.networkName }),
   timeoutMs: 120_000,
+  // Terminated through the emulator's control plane, as another client or Modal's dashboard would.
+  removeOutOfBand: (sandbox) => emulator!.terminateSandbox(sandbox.id),
   skip: {
     "limits.applied": "it asks for a pids limit, which Modal does not have (the adapter refuses it); modal.contract.test.ts checks cpus and memoryMiB applied and pids refused instead",
   },
