@@ -61,6 +61,8 @@ describeSandboxContract("modal (emulator)", () => emulatedProvider, {
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
   // Modal has CPU and memory limits but no pids limit: limits.applied requests these two and proves pids is refused.
   limits: { cpus: 1, memoryMiB: 256 },
+  // Terminated through the emulator's control plane, as another client or Modal's dashboard would.
+  removeOutOfBand: (sandbox) => emulator!.terminateSandbox(sandbox.id),
 });
 
 describe("modal (emulator): resource limits Modal has", () => {

@@ -99,6 +99,16 @@ export class ModalDriver implements SandboxDriverV1 {
     return new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: `The Modal sandbox ${this.id} has finished (exit code ${exitCode}: terminated, timed out or idle) while trying to ${operation}.` });
   }
 
+  /** The sandbox's exit code when it has finished, null when Modal no longer knows it, undefined while it runs. */
+  private async finishedExitCode(): Promise<number | null | undefined> {
+    try {
+      const exitCode = await this.sandbox.poll();
+      return exitCode === null ? undefined : exitCode;
+    } catch (error) {
+      return mapModalError(error, { operation: "check the sandbox", sandboxId: this.id }).code === "SBX_SANDBOX_NOT_FOUND" ? null : undefined;
+    }
+  }
+
   /** Settles like `work`, or with `fallback` once the sandbox is destroyed, so nothing waits on a sandbox that is gone. */
   private async orWhenDestroyed<T>(work: Promise<T>, fallback: T): Promise<T> {
     if (this.ended.signal.aborted) return fallback;
@@ -144,6 +154,14 @@ export class ModalDriver implements SandboxDriverV1 {
       } catch (error) {
         if (killed || this.ended.signal.aborted) exitCode = KILLED_EXIT_CODE;
         else throw mapModalError(error, { operation: "wait for a command", sandboxId: this.id });
+      }
+      // An exit by SIGKILL that sbx did not cause may be the sandbox ending under the command (terminated
+      // elsewhere, its lifetime or idle timeout): that is the sandbox-lost rule, not a result.
+      if (exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted) {
+        const finished = await this.finishedExitCode();
+        if (finished !== undefined) {
+          throw new SandboxNotFoundError({ backend: "modal", sandboxId: this.id, message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.` });
+        }
       }
       // Deliver the output that is still in flight; a background child holding the pipe does not hold the result.
       let timer: NodeJS.Timeout | undefined;

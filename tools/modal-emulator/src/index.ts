@@ -48,6 +48,11 @@ export interface ModalEmulator {
   listSandboxIds(): string[];
   /** What a sandbox asked for and what the emulator enforces (network plan, firewall rules, Docker limits, result). */
   inspectSandbox(sandboxId: string): SandboxEnforcementReport | undefined;
+  /**
+   * Terminates a sandbox behind the client's back, as another client or Modal's dashboard would: its container is
+   * removed, in-flight execs end, and later calls see a finished sandbox. Rejects for an unknown id.
+   */
+  terminateSandbox(sandboxId: string): Promise<void>;
   /** Ends every sandbox (removing its container), closes the server and removes the network it created. Idempotent. */
   stop(): Promise<void>;
 }
@@ -135,6 +140,11 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
     sdkVersion: definitions.sdkVersion ?? MODAL_SDK_VERSION,
     listSandboxIds: () => [...state.sandboxes.values()].filter((sandbox) => !sandbox.finished).map((sandbox) => sandbox.id),
     inspectSandbox: (sandboxId) => state.sandboxes.get(sandboxId)?.report(),
+    async terminateSandbox(sandboxId) {
+      const sandbox = state.sandboxes.get(sandboxId);
+      if (!sandbox) throw new Error(`the Modal emulator has no sandbox ${sandboxId}`);
+      await sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "Sandbox terminated" });
+    },
     stop() {
       if (!stopping) {
         stopping = (async () => {
