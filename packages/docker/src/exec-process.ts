@@ -1,34 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
+import { COMMAND_WRAPPER, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Environment variable every process of one command inherits, so the kill can find double-forked children. */
 export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
 
-/**
- * Tags the command with its audit tag (`/proc/self/loginuid`, settable once by an unprivileged process and then
- * immutable, inherited by every descendant), runs it in a new session (`setsid`, when the image has it), and exits
- * with the command's status as soon as the command itself exits, even while background children still hold
- * stdout. Arguments: $1 the command line, $2 the command id, $3 the working directory (a missing one is sh's own
- * error on stderr and exit 126, not an engine error on stdout), $4 the tag.
- */
-export const COMMAND_WRAPPER = [
-  'echo "$4" 2>/dev/null >/proc/self/loginuid',
-  'cd -- "$3" || exit 126',
-  "exec 3<&0",
-  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
-  "exec 3<&-",
-  "c=$!",
-  'wait "$c"; s=$?',
-  'exit "$s"',
-].join("\n");
-
-/** A fresh audit tag: a positive 31-bit number that is not the kernel's "unset" value. */
-export function newCommandTag(): string {
-  return String(1_000_000 + (randomBytes(4).readUInt32BE(0) % 2_000_000_000));
-}
+// COMMAND_WRAPPER (tag with the loginuid audit tag, run in a new session, exit with the command's own status) is
+// core's portable copy (@sbx/core/adapter).
 
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 

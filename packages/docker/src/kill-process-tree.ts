@@ -1,69 +1,12 @@
+import { KILL_TREE_SCRIPT, KILL_USER_SCRIPT } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { runArgv } from "./exec-process.js";
 
 /** The user every enforcement exec runs as: root, which sandboxed code (uid 10001, no capabilities) can neither signal nor trace. */
 export const ENFORCEMENT_USER = "0:0";
 
-/**
- * Kills every process carrying one command's audit tag (`/proc/<pid>/loginuid`). The command wrapper sets the tag
- * once; the kernel never lets an unprivileged process change it again, so a child that calls `setsid`, clears its
- * environment (`env -i`, `execve` with `{}`) or double-forks still carries it. Runs as root (the container keeps
- * CAP_KILL for root only), so sandboxed code cannot kill the helper. Uses only shell builtins (no fork), so it works
- * with the pids limit exhausted. First every tagged process is stopped (a stopped process cannot fork), then every
- * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone.
- * Exit 0: verified, no tagged process is left. Exit 3/4: did not converge. Exit 5: the kernel has no loginuid.
- * Argument: $1 the tag.
- */
-export const KILL_TREE_SCRIPT = [
-  "[ -r /proc/self/loginuid ] || exit 5",
-  't=$1; i=0',
-  "while :; do",
-  "  f=",
-  "  for d in /proc/[0-9]*; do",
-  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
-  '    s=; read s 2>/dev/null <"$d/stat"',
-  '    case "${s##*) }" in T*|t*|Z*|X*) continue;; esac',
-  '    kill -STOP "${d#/proc/}" 2>/dev/null && f=1',
-  "  done",
-  '  [ -z "$f" ] && break',
-  "  i=$((i+1)); [ $i -ge 5000 ] && exit 3",
-  "done",
-  "i=0",
-  "while :; do",
-  "  f=",
-  "  for d in /proc/[0-9]*; do",
-  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
-  '    s=; read s 2>/dev/null <"$d/stat"',
-  '    case "${s##*) }" in Z*|X*|"") continue;; esac',
-  '    kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
-  "  done",
-  '  [ -z "$f" ] && exit 0',
-  "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
-  "done",
-].join("\n");
-
-/**
- * Kills every process of one uid except the helper itself (`kill -9 -1` as that uid: one system call the sandbox
- * cannot interleave with), then checks none is left. Used when the kernel has no loginuid to tag commands with.
- * Exit 0: verified. Exit 4: processes of the uid survived. Argument: $1 the uid.
- */
-export const KILL_USER_SCRIPT = [
-  "i=0",
-  "while :; do",
-  "  f=",
-  "  for d in /proc/[0-9]*; do",
-  '    [ "${d#/proc/}" = "$$" ] && continue',
-  '    s=; read s 2>/dev/null <"$d/status" || continue',
-  '    u=; while read k v rest; do [ "$k" = "Uid:" ] && { u=$v; break; }; done <"$d/status"',
-  '    [ "$u" = "$1" ] || continue',
-  '    z=; while read k v rest; do [ "$k" = "State:" ] && { z=$v; break; }; done <"$d/status"',
-  '    [ "$z" = Z ] && continue',
-  '    kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
-  "  done",
-  '  [ -z "$f" ] && exit 0',
-  "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
-  "done",
-].join("\n");
+// KILL_TREE_SCRIPT (kill every process carrying a command's loginuid tag, fork-free, verified) and KILL_USER_SCRIPT
+// (the fallback without loginuid) are core's portable copies (@sbx/core/adapter), run here as root.
 
 /** What a kill attempt established. */
 export type KillOutcome = { readonly verified: true } | { readonly verified: false; readonly reason: string };
