@@ -13,8 +13,8 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "@sbx/core";
+import { KILL_PROCESS_TREE_SCRIPT } from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
-import { KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
 import { confineToWorkspace, symlinkDestination, type ConfinementEntry } from "./workspace-confinement.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
+import { KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
-import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT, KILL_PROCESS_TREE_SCRIPT } from "./kill-process-tree.js";
+import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
 
 /** The sandbox's workspace: sent as the sandbox `workdir` at create, so Modal starts there and creates it. */

@@ -1,6 +1,6 @@
 /**
- * Bash run as root inside the sandbox that kills a command and everything it started. E2B's own kill
- * (`commands.kill`) sends SIGKILL to the command's pid only, so children would survive it.
+ * Bash run as root inside the sandbox that kills a command and everything it started, for backends whose own kill
+ * signals one pid only (E2B's `commands.kill`, Modal). Argument: $1 the command's pid.
  *
  * It stops (SIGSTOP) then kills (SIGKILL) every process that descends from the pid, or whose session or
  * process group is led by the pid or by one of its children (which catches children that were re-parented
