@@ -1,10 +1,12 @@
 import type { OnReadOpts, Socket } from "node:net";
 import type { Writable } from "node:stream";
 
-/** Largest single read from an upstream socket (libuv reads 64 KiB at a time by default). */
+/** Size of one read buffer: the largest single read from an upstream socket (libuv reads 64 KiB by default). */
 const POOL_BYTES = 1024 * 1024;
-/** A read gets at least this much room; a pool with less left is replaced. */
+/** A read gets at least this much room; a pool with less left is retired. */
 const MIN_READ_BYTES = 256 * 1024;
+/** Retired pools kept for reuse (per connection). */
+const SPARE_POOLS = 2;
 
 /** Read options for `net.connect`, and where the bytes go once the caller is ready for them. */
 export interface LargeReads {
@@ -13,21 +15,43 @@ export interface LargeReads {
   pipeTo(socket: Socket, target: Writable): void;
 }
 
+interface Pool {
+  readonly bytes: Buffer;
+  offset: number;
+  /** Chunks of this pool written to the target whose write has not completed yet. */
+  pending: number;
+  retired: boolean;
+}
+
 /**
  * Reads of up to 1 MiB per system call (instead of libuv's 64 KiB), written straight to the target with
- * backpressure (the socket pauses while the target is full). Reads land in fresh slices of a pool that is never
- * reused, so a chunk still queued in the target is never overwritten. The socket's `end` and `close` events still
- * fire; only `data` is replaced. Bytes that arrive before `pipeTo` are kept (the socket is paused meanwhile).
+ * backpressure (the socket pauses while the target is full). A chunk is a slice of a pool buffer; a pool is reused
+ * only after it is full and every write of its slices has completed, so a queued chunk is never overwritten, and
+ * the steady state allocates (and page-faults) nothing. The socket's `end` and `close` events still fire; only `data`
+ * is replaced. Bytes that arrive before `pipeTo` are kept (the socket is paused meanwhile).
  */
 export function largeReads(): LargeReads {
-  let pool = Buffer.allocUnsafe(POOL_BYTES);
-  let offset = 0;
+  const spare: Pool[] = [];
+  const newPool = (): Pool => {
+    const reused = spare.pop();
+    if (reused) return Object.assign(reused, { offset: 0, pending: 0, retired: false });
+    return { bytes: Buffer.allocUnsafe(POOL_BYTES), offset: 0, pending: 0, retired: false };
+  };
+  const release = (pool: Pool) => {
+    if (pool.retired && pool.pending === 0 && spare.length < SPARE_POOLS) spare.push(pool);
+  };
+  let pool = newPool();
   let source: Socket | undefined;
   let target: Writable | undefined;
-  const early: Buffer[] = [];
-  const write = (chunk: Buffer) => {
+  const early: Array<{ chunk: Buffer; pool: Pool }> = [];
+  const write = (chunk: Buffer, owner: Pool) => {
     if (!target || target.destroyed) return;
-    if (!target.write(chunk)) {
+    owner.pending += 1;
+    const flushed = target.write(chunk, () => {
+      owner.pending -= 1;
+      release(owner);
+    });
+    if (!flushed) {
       source?.pause();
       target.once("drain", () => source?.resume());
     }
@@ -35,17 +59,18 @@ export function largeReads(): LargeReads {
   return {
     onread: {
       buffer: () => {
-        if (POOL_BYTES - offset < MIN_READ_BYTES) {
-          pool = Buffer.allocUnsafe(POOL_BYTES);
-          offset = 0;
+        if (POOL_BYTES - pool.offset < MIN_READ_BYTES) {
+          pool.retired = true;
+          release(pool);
+          pool = newPool();
         }
-        return pool.subarray(offset);
+        return pool.bytes.subarray(pool.offset);
       },
       callback: (bytes: number, buffer: Uint8Array) => {
         const chunk = Buffer.from(buffer.buffer, buffer.byteOffset, bytes);
-        offset += bytes;
-        if (target) write(chunk);
-        else early.push(chunk);
+        pool.offset += bytes;
+        if (target) write(chunk, pool);
+        else early.push({ chunk, pool });
         // Before pipeTo, read no more than one chunk ahead (returning false pauses the socket).
         return target !== undefined;
       },
@@ -53,7 +78,7 @@ export function largeReads(): LargeReads {
     pipeTo(socket, writable) {
       source = socket;
       target = writable;
-      for (const chunk of early.splice(0)) write(chunk);
+      for (const { chunk, pool: owner } of early.splice(0)) write(chunk, owner);
       socket.resume();
     },
   };
