@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Sandbox } from "@sbx/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -26,6 +28,10 @@ try:
 except OSError as error:
     print("errno", error.errno)'`;
 }
+
+const runtimes = Object.keys(((await docker.info().catch(() => ({}))) as { Runtimes?: Record<string, unknown> }).Runtimes ?? {});
+if (!runtimes.includes("runsc")) console.warn("\n[sbx] SKIPPING the gVisor egress fallback test: the engine has no \"runsc\" runtime.\n");
+const itWithGvisor = runtimes.includes("runsc") ? it : it.skip;
 
 describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/0027)", () => {
   let plain: LoopbackServer;
@@ -87,7 +93,9 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
   });
 
   it("a host that is SIGKILLed leaves its directory to the sweep, which removes it once the process is gone", async () => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-allowlisted-and-hang.mjs", import.meta.url))], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"] });
+    // The child's temporary directory is this test's own, so no other process's sweep can race this one.
+    const parent = mkdtempSync(join(tmpdir(), "sbx-egress-sweep-test-"));
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-allowlisted-and-hang.mjs", import.meta.url))], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, TMPDIR: parent } });
     let output = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (text: string) => (output += text));
@@ -97,14 +105,15 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
     }
     const { id } = JSON.parse(output) as { id: string };
     const directory = await socketDirectoryOf(id);
-    expect(directory).toMatch(new RegExp(`/sbx-egress-${child.pid}-`));
+    expect(directory).toMatch(new RegExp(`^${parent}/sbx-egress-${child.pid}-`));
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
     expect(existsSync(directory!)).toBe(true);
     // sweepOrphans() runs this sweep too (and every create with an allowlist does); called alone here so this test
     // never removes other processes' orphaned containers.
-    expect(sweepEgressDirectories()).toContain(directory);
+    expect(sweepEgressDirectories(parent)).toEqual([directory]);
     expect(existsSync(directory!)).toBe(false);
+    rmSync(parent, { recursive: true, force: true });
   });
 
   it("forced to the exec stream (settings.egressTransport \"exec\"), the allowlist still holds and the audit says why", async () => {
@@ -113,6 +122,13 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
     expect(await socketDirectoryOf(execSandbox.id)).toBeUndefined();
     expect(await run(execSandbox, fetchCommand(`http://${allowed()}/`))).toBe(`STATUS 200 sbx-ok ${allowed()}`);
     expect(await run(execSandbox, fetchCommand(`http://other.test:${plain.port}/`))).toMatch(/^STATUS 403 sbx egress: other\.test:\d+ refused/);
+  });
+
+  itWithGvisor("under gVisor (no host Unix sockets) the probe fails, and the exec stream enforces the same allowlist", async () => {
+    await using gvisor = await createTestSandbox({ network: { egress: "deny", allow: [allowed()] } }, { egressHosts: HOSTS, runtime: "runsc" });
+    expect(gvisor.audit().policies.network.applied).toMatchObject({ proxy: { transport: "exec-stream", transportFallbackReason: expect.stringMatching(/^the sandbox cannot connect to the socket \(.+\)$/) } });
+    expect(await run(gvisor, fetchCommand(`http://${allowed()}/`))).toBe(`STATUS 200 sbx-ok ${allowed()}`);
+    expect(await run(gvisor, fetchCommand(`http://other.test:${plain.port}/`))).toMatch(/^STATUS 403 sbx egress: other\.test:\d+ refused/);
   });
 
   it("a probe that does not reach this process falls back to the exec stream (never a wider path) and removes the directory", async () => {

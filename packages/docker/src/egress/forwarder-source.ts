@@ -46,7 +46,7 @@ def probe():
         s.close()
         return "unix" if answer == b"ok\n" else "exec: the socket did not answer the probe"
     except OSError as error:
-        return "exec: " + (error.strerror or type(error).__name__)
+        return "exec: the sandbox cannot connect to the socket (" + (error.strerror or type(error).__name__) + ")"
 def copy(source, target):
     buffer = bytearray(BLOCK)
     view = memoryview(buffer)
