@@ -25,8 +25,8 @@ import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
 import { compileAllowlist } from "./egress/allowlist.js";
 import { startSandboxEgress, type SandboxEgress } from "./egress/sandbox-egress.js";
-import { openEgressSocket, SANDBOX_SOCKET_DIRECTORY, type EgressSocket } from "./egress/egress-socket.js";
-import { isMountRefusal, socketForwarderUser, socketTransportUnavailable } from "./egress/egress-transport.js";
+import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
+import { planEgressTransport, type EgressTransportPlan } from "./egress/egress-transport.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
 import { SandboxFiles } from "./sandbox-files.js";
@@ -191,9 +191,9 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
 }
 
 /** Starts the allowlist forwarder and proxy for a new container; a forwarder that cannot start fails the create. */
-async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[], transport: { socket?: EgressSocket; unavailableReason?: string }): Promise<SandboxEgress> {
+async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[], transport: EgressTransportPlan): Promise<SandboxEgress> {
   try {
-    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes, socket: transport.socket, socketUser: socketForwarderUser(), unavailableReason: transport.unavailableReason });
+    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes, socket: transport.socket, socketUser: transport.socketUser, unavailableReason: transport.unavailableReason });
   } catch (error) {
     if (SbxError.isInstance(error)) throw error;
     const message = (error as Error).message;
@@ -278,24 +278,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     // Invalid entries are refused before anything is created.
     if (allow.length > 0) compileAllowlist(allow, effective.egressPorts);
     const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
-    // The allowlist's fast transport (adr/0027): the host proxy's socket directory, mounted read-only at create.
-    let socketUnavailable = allow.length > 0 ? socketTransportUnavailable(endpoint, effective, policy.user) : undefined;
-    let egressSocket = allow.length > 0 && socketUnavailable === undefined ? await openEgressSocket() : undefined;
-    const hostConfig = config.HostConfig as Docker.HostConfig & { Mounts: Docker.MountSettings[] };
-    if (egressSocket) hostConfig.Mounts = [...hostConfig.Mounts, egressSocket.mount];
-    const createOnce = async (): Promise<{ Id: string; Warnings: string[] | null }> => {
-      try {
-        return await createContainerRaw(docker, config, signal);
-      } catch (error) {
-        // An engine that cannot mount the directory (Docker Desktop's file sharing): the exec stream instead.
-        if (!egressSocket || !isMountRefusal(engineMessage(error))) throw error;
-        hostConfig.Mounts = hostConfig.Mounts.filter((mount) => mount !== egressSocket?.mount);
-        egressSocket.close();
-        egressSocket = undefined;
-        socketUnavailable = `the engine refused to mount the socket directory (${scrubHostPaths(engineMessage(error))})`;
-        return await createContainerRaw(docker, config, signal);
-      }
-    };
+    // The allowlist's transport (adr/0027): a host socket directory mounted read-only at create, else the exec stream.
+    const egressTransport = allow.length > 0 ? await planEgressTransport({ endpoint, settings: effective, commandUser: policy.user, config }) : undefined;
+    const createOnce = () => (egressTransport ? egressTransport.create(() => createContainerRaw(docker, config, signal), engineMessage) : createContainerRaw(docker, config, signal));
     const engine = engineInfoOf(docker, endpoint);
     engine.catch(() => {});
     let created: { Id: string; Warnings: string[] | null };
@@ -308,7 +293,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
         created = await createOnce();
       }
     } catch (error) {
-      egressSocket?.close();
+      egressTransport?.close();
       throw createError(error, endpoint, policy);
     }
     const container = docker.getContainer(created.Id);
@@ -329,13 +314,13 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       if (allow.length === 0) return createDriver(docker, created.Id, policy, audit, 0, deadManSwitch);
       // The notes array is live: denials are appended as the proxy refuses requests (core copies it per audit()).
       const liveNotes = [...(audit.notes ?? [])];
-      const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes, { socket: egressSocket, unavailableReason: socketUnavailable });
+      const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes, egressTransport!);
       const allowlistAudit: DriverAudit = { ...audit, policies: { ...audit.policies, network: egress.record }, notes: liveNotes };
       return createDriver(docker, created.Id, policy, allowlistAudit, 0, deadManSwitch, egress);
     } catch (error) {
       await removeQuietly(container).catch(() => {});
       deadManSwitch?.release();
-      egressSocket?.close();
+      egressTransport?.close();
       throw createError(error, endpoint, policy);
     }
   }
