@@ -139,6 +139,7 @@ async function resolveChecked(request: ParsedRequest, policy: EgressProxyPolicy)
 function dial(address: string, port: number, reads: LargeReads): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const upstream = connect({ host: address, port, onread: reads.onread });
+    upstream.once("close", () => reads.dispose());
     const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), CONNECT_TIMEOUT_MS);
     upstream.once("connect", () => (clearTimeout(timer), resolve(upstream)));
     upstream.once("error", (error) => (clearTimeout(timer), reject(error)));
