@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// The cost of the Docker egress allowlist (adr/0021), in one run: a 100 MB download from a server container on a
-// Docker network this bench creates, through the allowlist proxy (NetworkMode none + forwarder + host proxy) against
-// the same download with egress "allow" on that network; and the create time with and without an allowlist.
-// Goal: allowlist throughput >= 0.5x. Run: node bench/egress-allowlist-bench.mjs (needs a local engine and the test
+// The cost of the Docker egress allowlist (adr/0021, adr/0027), in one run: a 100 MB download from a server container
+// on a Docker network this bench creates, through the allowlist proxy (NetworkMode none + forwarder + host proxy) over
+// each transport (the Unix socket, and the exec stream it falls back to) against the same download with egress
+// "allow" on that network; and the create time with and without an allowlist. Goal: allowlist throughput >= 0.5x. Run: node bench/egress-allowlist-bench.mjs (needs a local engine and the test
 // image). Traffic only reaches the server container this bench starts; everything it creates is labelled and removed.
 import { randomBytes } from "node:crypto";
 import { createSandbox } from "@sbx/core";
@@ -13,6 +13,7 @@ import { median } from "./lib/stats.mjs";
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const megabytes = Number(process.env.SBX_EGRESS_BENCH_MB ?? 100);
 const createRuns = Number(process.env.SBX_EGRESS_BENCH_CREATES ?? 5);
+const rounds = Number(process.env.SBX_EGRESS_BENCH_ROUNDS ?? 3);
 const docker = new Docker();
 const networkName = `sbx-egress-bench-${randomBytes(4).toString("hex")}`;
 
@@ -70,25 +71,42 @@ try {
   }
   const allowlisted = await createSandbox(provider, { network: { egress: "deny", allow: [address] } });
   sandboxes.push(allowlisted);
-  const direct = await download(allowed, url);
-  const proxied = await download(allowlisted, url);
+  const execProvider = createSandboxProvider({ image, bridgeNetwork: networkName, egressPorts: [8080], egressTransport: "exec" });
+  const execAllowlisted = await createSandbox(execProvider, { network: { egress: "deny", allow: [address] } });
+  sandboxes.push(execAllowlisted);
+  const transport = allowlisted.audit().policies.network.applied.proxy.transport;
+  // Rounds of allow, allowlist (Unix socket), allowlist (exec stream), interleaved, so a burst of load on the shared
+  // machine hits each mode alike; each round's ratio is taken against that round's allow download.
+  const speeds = { allow: [], allowlist: [], exec: [] };
+  for (let round = 0; round < rounds; round++) {
+    speeds.allow.push((await download(allowed, url)).megabytesPerSecond);
+    speeds.allowlist.push((await download(allowlisted, url)).megabytesPerSecond);
+    speeds.exec.push((await download(execAllowlisted, url)).megabytesPerSecond);
+  }
 
-  const createTimes = { deny: [], allowlist: [] };
+  const createTimes = { deny: [], allowlist: [], allowlistExec: [] };
   for (let run = 0; run < createRuns; run++) {
-    for (const [kind, options] of [["deny", { network: { egress: "deny" } }], ["allowlist", { network: { egress: "deny", allow: [address] } }]]) {
+    for (const [kind, options, from] of [["deny", { network: { egress: "deny" } }, provider], ["allowlist", { network: { egress: "deny", allow: [address] } }, provider], ["allowlistExec", { network: { egress: "deny", allow: [address] } }, execProvider]]) {
       const start = performance.now();
-      const sandbox = await createSandbox(provider, options);
+      const sandbox = await createSandbox(from, options);
       createTimes[kind].push(performance.now() - start);
       await sandbox.kill();
     }
   }
+  const rounded = (values) => values.map((value) => Math.round(value));
+  const ratios = (values) => values.map((value, index) => Number((value / speeds.allow[index]).toFixed(2)));
   const report = {
     downloadMB: megabytes,
-    allowMBps: Number(direct.megabytesPerSecond.toFixed(1)),
-    allowlistMBps: Number(proxied.megabytesPerSecond.toFixed(1)),
-    ratio: Number((proxied.megabytesPerSecond / direct.megabytesPerSecond).toFixed(2)),
+    rounds,
+    allowMBps: rounded(speeds.allow),
+    transport,
+    allowlistMBps: rounded(speeds.allowlist),
+    ratios: ratios(speeds.allowlist),
+    medianRatio: Number((median(speeds.allowlist) / median(speeds.allow)).toFixed(2)),
+    execStreamMBps: rounded(speeds.exec),
+    execStreamRatios: ratios(speeds.exec),
     goal: ">= 0.5",
-    createMedianMs: { deny: Math.round(median(createTimes.deny)), allowlist: Math.round(median(createTimes.allowlist)) },
+    createMedianMs: { deny: Math.round(median(createTimes.deny)), allowlist: Math.round(median(createTimes.allowlist)), allowlistExec: Math.round(median(createTimes.allowlistExec)) },
     createRuns,
   };
   console.log(JSON.stringify(report));

@@ -25,6 +25,8 @@ import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
 import { compileAllowlist } from "./egress/allowlist.js";
 import { startSandboxEgress, type SandboxEgress } from "./egress/sandbox-egress.js";
+import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
+import { planEgressTransport, type EgressTransportPlan } from "./egress/egress-transport.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
 import { SandboxFiles } from "./sandbox-files.js";
@@ -112,7 +114,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
   // Host-side enforcement of the lifetime while this process lives (the in-container deadline is the other half).
   // (Timers cap at 2^31-1 ms, about 24.8 days; a longer lifetime relies on the in-container deadline alone.)
   const expiresIn = Math.max(0, Date.parse(policy.expiresAt) - Date.now()) + 2000;
-  const expiry = Number.isFinite(expiresIn) && expiresIn < 2 ** 31 - 1 ? setTimeout(() => void removeQuietly(container).catch(() => {}), expiresIn) : undefined;
+  const expiry = Number.isFinite(expiresIn) && expiresIn < 2 ** 31 - 1 ? setTimeout(() => (egress?.close(), void removeQuietly(container).catch(() => {})), expiresIn) : undefined;
   expiry?.unref();
 
   /** The lost-sandbox error when `cause` (or the engine, asked now) says the container is gone; else undefined. */
@@ -189,9 +191,9 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
 }
 
 /** Starts the allowlist forwarder and proxy for a new container; a forwarder that cannot start fails the create. */
-async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[]): Promise<SandboxEgress> {
+async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[], transport: EgressTransportPlan): Promise<SandboxEgress> {
   try {
-    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes });
+    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes, socket: transport.socket, socketUser: transport.socketUser, unavailableReason: transport.unavailableReason });
   } catch (error) {
     if (SbxError.isInstance(error)) throw error;
     const message = (error as Error).message;
@@ -236,7 +238,7 @@ function policyFromContainer(inspect: Docker.ContainerInspectInfo, settings: Res
     workspaceSizeMiB: recorded.workspaceSizeMiB ?? settings.workspaceSizeMiB ?? 0,
     tmpSizeMiB: recorded.tmpSizeMiB ?? settings.tmpSizeMiB,
     endsWithHost: recorded.endsWithHost ?? false,
-    mounts: inspect.Mounts.filter((mount) => mount.Type === "bind").map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW })),
+    mounts: inspect.Mounts.filter((mount) => mount.Type === "bind" && mount.Destination !== SANDBOX_SOCKET_DIRECTORY).map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW })),
   };
 }
 
@@ -276,18 +278,22 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     // Invalid entries are refused before anything is created.
     if (allow.length > 0) compileAllowlist(allow, effective.egressPorts);
     const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
+    // The allowlist's transport (adr/0027): a host socket directory mounted read-only at create, else the exec stream.
+    const egressTransport = allow.length > 0 ? await planEgressTransport({ endpoint, settings: effective, commandUser: policy.user, config }) : undefined;
+    const createOnce = () => (egressTransport ? egressTransport.create(() => createContainerRaw(docker, config, signal), engineMessage) : createContainerRaw(docker, config, signal));
     const engine = engineInfoOf(docker, endpoint);
     engine.catch(() => {});
     let created: { Id: string; Warnings: string[] | null };
     try {
       try {
-        created = await createContainerRaw(docker, config, signal);
+        created = await createOnce();
       } catch (error) {
         if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !effective.pull) throw error;
         await pullImage(docker, image, { onProgress: effective.onPullProgress, signal });
-        created = await createContainerRaw(docker, config, signal);
+        created = await createOnce();
       }
     } catch (error) {
+      egressTransport?.close();
       throw createError(error, endpoint, policy);
     }
     const container = docker.getContainer(created.Id);
@@ -308,12 +314,13 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       if (allow.length === 0) return createDriver(docker, created.Id, policy, audit, 0, deadManSwitch);
       // The notes array is live: denials are appended as the proxy refuses requests (core copies it per audit()).
       const liveNotes = [...(audit.notes ?? [])];
-      const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes);
+      const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes, egressTransport!);
       const allowlistAudit: DriverAudit = { ...audit, policies: { ...audit.policies, network: egress.record }, notes: liveNotes };
       return createDriver(docker, created.Id, policy, allowlistAudit, 0, deadManSwitch, egress);
     } catch (error) {
       await removeQuietly(container).catch(() => {});
       deadManSwitch?.release();
+      egressTransport?.close();
       throw createError(error, endpoint, policy);
     }
   }

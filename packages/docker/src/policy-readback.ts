@@ -1,6 +1,7 @@
 import { PolicyNotEnforcedError, type DriverAudit } from "@sbx/core";
 import type Docker from "dockerode";
 import { capabilitiesAdded, CONTAINER_USER, type RequestedPolicy } from "./container-config.js";
+import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
 
 const MIB = 1024 * 1024;
 
@@ -63,7 +64,8 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
   const seccompActive = (engine.securityOptions ?? []).some((option) => /name=seccomp/.test(option)) && !(host.SecurityOpt ?? []).some((option: string) => /^seccomp[=:]unconfined$/.test(option));
   const securityModules = [seccompActive ? "the engine's default seccomp profile" : undefined, appArmorActive ? `the AppArmor profile ${JSON.stringify(appArmorProfile)}` : undefined].filter((item): item is string => item !== undefined);
   const workspaceMount = inspect.Mounts.find((mount) => mount.Destination === policy.workspace);
-  const bindMounts = inspect.Mounts.filter((mount) => mount.Type === "bind").map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW }));
+  // The allowlist's socket directory (adr/0027) is part of the network policy's record, not a caller's mount.
+  const bindMounts = inspect.Mounts.filter((mount) => mount.Type === "bind" && mount.Destination !== SANDBOX_SOCKET_DIRECTORY).map((mount) => ({ hostPath: mount.Source, sandboxPath: mount.Destination, readOnly: !mount.RW }));
   const runtime = (host.Runtime as string | undefined) || "runc";
   return {
     backendVersion: `Docker Engine ${engine.version} (API ${engine.apiVersion})`,

@@ -68,6 +68,13 @@ export const dockerSettingsSchema = z.object({
    * example a package mirror on a private address. Used as given, with no non-public-address check. Default none.
    */
   egressHosts: z.record(z.string().min(1), z.string().refine((value) => isIP(value) !== 0, "must be an IP address")).default({}),
+  /**
+   * How an allowlisted sandbox's forwarder reaches the host proxy (adr/0027). `"auto"` (default): a Unix socket in a
+   * private host directory bind-mounted read-only into the sandbox, when the engine is local and a probe at create
+   * reaches it, else the exec stream; `"exec"`: always the forwarder's Docker exec stream (slower, no host
+   * directory). The enforcement is the same; the audit record names the transport used.
+   */
+  egressTransport: z.enum(["auto", "exec"]).default("auto"),
   /** Called on the host for each request the allowlist proxy refuses (also counted in the audit notes). */
   onEgressDenied: functionSchema<(denial: EgressDenial & { sandboxId: string }) => void>("must be a function").optional(),
   /** Milliseconds to wait for the engine to answer `detect()`. Default 3000. */

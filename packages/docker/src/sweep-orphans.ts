@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type Docker from "dockerode";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "./labels.js";
 import { createDockerClient } from "./docker-client.js";
+import { sweepEgressDirectories } from "./egress/egress-socket.js";
 import { parseDockerSettings, resolveEndpoint } from "./settings.js";
 
 /** What a sweep removed. */
@@ -10,6 +11,8 @@ export interface SweepResult {
   readonly containers: string[];
   /** Names of removed volumes. */
   readonly volumes: string[];
+  /** Egress socket directories (adr/0027) of sbx processes on this host that are gone. */
+  readonly egressDirectories: string[];
 }
 
 function processAlive(pid: number): boolean {
@@ -34,7 +37,8 @@ export function orphanReason(labels: Record<string, string>, state: string, now 
 /**
  * Removes sbx sandbox containers whose owner process is gone (same host, pid not alive), whose lifetime
  * expired, or that are no longer running, plus labelled volumes no container uses. Never touches a live
- * sandbox of a live owner, nor anything without the `sbx.managed` label.
+ * sandbox of a live owner, nor anything without the `sbx.managed` label. Also removes the egress socket directories
+ * of sbx processes on this host that are gone.
  */
 export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSignal } = {}): Promise<SweepResult> {
   const docker = options.docker ?? createDockerClient(resolveEndpoint(parseDockerSettings({})));
@@ -60,5 +64,5 @@ export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSig
       // In use by a live sandbox, or already gone.
     }
   }));
-  return { containers: removedContainers, volumes: removedVolumes };
+  return { containers: removedContainers, volumes: removedVolumes, egressDirectories: sweepEgressDirectories() };
 }

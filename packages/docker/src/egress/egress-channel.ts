@@ -10,8 +10,11 @@ const enum FrameType { Ready = 0, Open = 1, Data = 2, End = 3, Reset = 4 }
 
 /** A running forwarder: one exec, many streams. */
 export interface EgressChannel {
-  /** Resolves once the listener inside the sandbox is bound; rejects with why it could not start. */
-  readonly ready: Promise<void>;
+  /**
+   * Resolves once the listener inside the sandbox is bound, with the transport the forwarder uses: `"unix"`, or
+   * `"exec: <why the socket was not used>"`; rejects with why it could not start.
+   */
+  readonly ready: Promise<string>;
   /** True while the forwarder's exec stream is open. */
   readonly alive: () => boolean;
   /** Ends the forwarder's exec stream (the container's removal ends the process). */
@@ -19,21 +22,24 @@ export interface EgressChannel {
 }
 
 /**
- * Starts the forwarder as root inside the container (so the sandbox user can neither signal nor trace it) and hands
- * each connection it accepts to `onConnection` as a Duplex. Nothing the forwarder sends can throw into the host:
+ * Starts the forwarder inside the container as `options.user` (root, or the host process's uid for the Unix-socket
+ * transport: never the sandbox user, so it can neither signal nor trace it). With `options.socket` it first probes
+ * the host proxy's socket and, when that works, joins connections there itself; otherwise (and always without a
+ * socket) it hands each connection it accepts to `onConnection` as a Duplex over its exec stream. Nothing the forwarder sends can throw into the host:
  * a malformed frame ends the channel (egress is then lost, never widened).
  */
-export async function startEgressChannel(container: Docker.Container, options: { port: number; user: string; onConnection: (stream: Duplex) => void; onExit: (reason: string) => void }): Promise<EgressChannel> {
-  const exec = await container.exec({ Cmd: ["python3", "-I", "-u", "-c", FORWARDER_SOURCE, String(options.port)], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Privileged: false });
+export async function startEgressChannel(container: Docker.Container, options: { port: number; user: string; socket?: { path: string; probeToken: string }; onConnection: (stream: Duplex) => void; onExit: (reason: string) => void }): Promise<EgressChannel> {
+  const socketArguments = options.socket ? [options.socket.path, options.socket.probeToken] : [];
+  const exec = await container.exec({ Cmd: ["python3", "-I", "-u", "-c", FORWARDER_SOURCE, String(options.port), ...socketArguments], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Privileged: false });
   const socket = (await exec.start({ hijack: true, stdin: true, Tty: false })) as Duplex & Readable;
   const streams = new Map<number, Duplex>();
   const pendingChunks: Buffer[] = [];
   let pendingBytes = 0;
   let open = true;
   let stderrTail = "";
-  let markReady!: () => void;
+  let markReady!: (transport: string) => void;
   let failReady!: (error: Error) => void;
-  const ready = new Promise<void>((resolve, reject) => ((markReady = resolve), (failReady = reject)));
+  const ready = new Promise<string>((resolve, reject) => ((markReady = resolve), (failReady = reject)));
   ready.catch(() => {});
 
   const sendFrame = (stream: number, type: FrameType, payload: Buffer = Buffer.alloc(0), done?: () => void): void => {
@@ -87,7 +93,7 @@ export async function startEgressChannel(container: Docker.Container, options: {
   };
 
   const onFrame = (id: number, type: number, payload: Buffer) => {
-    if (type === FrameType.Ready) return markReady();
+    if (type === FrameType.Ready) return markReady(payload.toString("utf8").slice(0, 200) || "exec");
     if (type === FrameType.Open) {
       if (streams.has(id)) return shutdown("the forwarder reused a stream id");
       const stream = newStream(id);

@@ -1,6 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { largeReads, type LargeReads } from "./large-reads.js";
 import { isNonPublicAddress, normalizeHost, type Allowlist } from "./allowlist.js";
 
 /** Longest request head the proxy reads before refusing (bytes). */
@@ -134,9 +135,11 @@ async function resolveChecked(request: ParsedRequest, policy: EgressProxyPolicy)
   return usable[0]!;
 }
 
-function dial(address: string, port: number): Promise<Socket> {
+/** Connects out, with reads of up to 1 MiB (see largeReads); `reads.pipeTo` starts the flow to the client. */
+function dial(address: string, port: number, reads: LargeReads): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const upstream = connect({ host: address, port });
+    const upstream = connect({ host: address, port, onread: reads.onread });
+    upstream.once("close", () => reads.dispose());
     const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), CONNECT_TIMEOUT_MS);
     upstream.once("connect", () => (clearTimeout(timer), resolve(upstream)));
     upstream.once("error", (error) => (clearTimeout(timer), reject(error)));
@@ -160,8 +163,9 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
       }
       const address = await resolveChecked(request, policy);
       let upstream: Socket;
+      const reads = largeReads();
       try {
-        upstream = await dial(address, request.port);
+        upstream = await dial(address, request.port, reads);
       } catch (error) {
         throw new Refusal(502, request.host, request.port, request.method, `the connection to ${address}:${request.port} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
       }
@@ -182,7 +186,8 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
         }
       });
       client.pipe(upstream);
-      upstream.pipe(client);
+      reads.pipeTo(upstream, client);
+      upstream.once("end", () => client.end());
       client.resume();
     } catch (error) {
       if (!(error instanceof Refusal)) return void client.destroy();

@@ -3,6 +3,7 @@ import type Docker from "dockerode";
 import { compileAllowlist, type Allowlist } from "./allowlist.js";
 import { startEgressChannel, type EgressChannel } from "./egress-channel.js";
 import { serveProxyConnection, type EgressDenial } from "./egress-proxy.js";
+import { SANDBOX_SOCKET_PATH, type EgressSocket } from "./egress-socket.js";
 
 /** The loopback port the forwarder listens on inside the sandbox. */
 export const SANDBOX_PROXY_PORT = 3128;
@@ -21,10 +22,22 @@ export interface SandboxEgress {
   readonly environment: Readonly<Record<string, string>>;
   /** The network policy record for the audit. */
   readonly record: PolicyRecord;
+  /** How connections reach the host proxy: `"unix-socket"` (the fast path) or `"exec-stream"` (the fallback). */
+  readonly transport: EgressTransport;
   /** Refusals so far (a copy). */
   denials(): EgressDenial[];
   /** Stops relaying (the container's removal ends the forwarder). */
   close(): void;
+}
+
+/** How the forwarder reaches the host proxy (adr/0027). */
+export type EgressTransport = "unix-socket" | "exec-stream";
+
+/** What the audit says about the transport: which one, and why the fallback was used. */
+export interface TransportRecord {
+  readonly transport: EgressTransport;
+  /** Why the Unix socket was not used (exec-stream only). */
+  readonly reason?: string;
 }
 
 /** The proxy environment for the in-sandbox listener: upper and lower case, loopback excluded. */
@@ -34,19 +47,22 @@ export function proxyEnvironment(port: number): Record<string, string> {
 }
 
 /** The audit record of an allowlisted sandbox: requested, applied (normalised), and how it is enforced. */
-export function allowlistRecord(requested: readonly string[], allowlist: Allowlist, networkMode: string, hosts: Readonly<Record<string, string>>): PolicyRecord {
+export function allowlistRecord(requested: readonly string[], allowlist: Allowlist, networkMode: string, hosts: Readonly<Record<string, string>>, transport: TransportRecord = { transport: "exec-stream" }): PolicyRecord {
+  const path = transport.transport === "unix-socket"
+    ? `Egress exists only through a forwarder (started by sbx, not as the sandbox user) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which joins each connection to the sbx host process's proxy over a Unix socket (${SANDBOX_SOCKET_PATH}, in a host directory private to this sandbox, mode 0700, bind-mounted read-only); HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`
+    : `Egress exists only through a forwarder (root, started by sbx) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which carries each connection over its Docker exec stream to a proxy in the sbx host process${transport.reason ? ` (the Unix-socket transport was not used: ${transport.reason})` : ""}; HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`;
   return {
     requested: { egress: "deny", allow: [...requested] },
     applied: {
       egress: "deny",
       networkMode,
       allow: allowlist.entries.map((entry) => ({ entry: entry.text, kind: entry.kind, match: entry.kind === "host" ? entry.host : entry.kind === "suffix" ? `*.${entry.suffix}` : `${entry.address}/${entry.prefix}`, ports: entry.port === null ? [...allowlist.defaultPorts] : [entry.port] })),
-      proxy: { listen: `127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox`, enforcedBy: "the sbx host process", protocols: ["HTTP CONNECT (https and any TCP tunnel)", "plain HTTP with an absolute http:// URI"] },
+      proxy: { listen: `127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox`, enforcedBy: "the sbx host process", transport: transport.transport, ...(transport.reason ? { transportFallbackReason: transport.reason } : {}), protocols: ["HTTP CONNECT (https and any TCP tunnel)", "plain HTTP with an absolute http:// URI"] },
       resolver: Object.keys(hosts).length > 0 ? { mapped: Object.keys(hosts).sort(), otherwise: "the host's DNS, from the sbx process" } : "the host's DNS, from the sbx process",
     },
     enforcement: [
       `Docker NetworkMode ${networkMode}: the container has only a loopback interface, so no packet can leave it by any other path (direct IPs, UDP, raw sockets and DNS queries all fail: there is no route and no resolver).`,
-      `Egress exists only through a forwarder (root, started by sbx) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which carries each connection over its Docker exec stream to a proxy in the sbx host process; HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`,
+      path,
       "The host proxy applies this sandbox's allowlist to every connection: HTTPS (and other tunnels) by the CONNECT host and port, plain HTTP by the absolute URI's host and port, which must equal the Host header (one request per connection, forwarded with Connection: close).",
       `Entries match exactly (names compared in lower case without a trailing dot), *.suffix matches any deeper name (not the suffix itself), IP/CIDR entries match IP literals; an entry without a port allows ports ${allowlist.defaultPorts.join(", ")}.`,
       "DNS is resolved by the proxy on the host, never in the sandbox; the checked address is the one dialled. Names resolving only to loopback, private, link-local (metadata), CGNAT, unique-local, multicast or unspecified addresses are refused unless an IP/CIDR entry covers them (settings.egressHosts mappings are used as given).",
@@ -58,11 +74,13 @@ export function allowlistRecord(requested: readonly string[], allowlist: Allowli
 
 /**
  * Starts allowlist enforcement for one container: compiles the allowlist (invalid entries raise before anything
- * runs), starts the root forwarder and waits until it listens.
+ * runs), starts the forwarder and waits until it listens. With `socket` (the host end, mounted into the container at
+ * create) the forwarder probes it and uses it when the probe reaches this process; else, and on any failure of the
+ * probe, connections go over the forwarder's exec stream (`unavailableReason` says why, for the audit). The same
+ * proxy and allowlist serve both transports.
  */
-export async function startSandboxEgress(container: Docker.Container, options: { allow: readonly string[]; ports: readonly number[]; hosts: Readonly<Record<string, string>>; networkMode: string; onDenied?: (denial: EgressDenial & { sandboxId: string }) => void; sandboxId: string; notes: string[] }): Promise<SandboxEgress> {
+export async function startSandboxEgress(container: Docker.Container, options: { allow: readonly string[]; ports: readonly number[]; hosts: Readonly<Record<string, string>>; networkMode: string; onDenied?: (denial: EgressDenial & { sandboxId: string }) => void; sandboxId: string; notes: string[]; socket?: EgressSocket; socketUser?: string; unavailableReason?: string }): Promise<SandboxEgress> {
   const allowlist = compileAllowlist(options.allow, options.ports);
-  const record = allowlistRecord(options.allow, allowlist, options.networkMode, options.hosts);
   // The sandbox's live audit notes: denials are recorded there as they happen (core copies them per audit()).
   const notes = options.notes;
   const denials: EgressDenial[] = [];
@@ -82,16 +100,41 @@ export async function startSandboxEgress(container: Docker.Container, options: {
       // A caller's callback never breaks the proxy.
     }
   };
+  const policy = { allowlist, hosts: options.hosts, onDenied, onAllowed: (request: { host: string; port: number; method: string; address: string }) => debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`) };
+  const socket = options.socket;
+  socket?.serve((connection) => serveProxyConnection(connection, policy));
   let channel: EgressChannel | undefined;
-  channel = await startEgressChannel(container, {
-    port: SANDBOX_PROXY_PORT,
-    user: "0:0",
-    onConnection: (stream) => serveProxyConnection(stream, { allowlist, hosts: options.hosts, onDenied, onAllowed: (request) => debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`) }),
-    onExit: (reason) => {
-      debugEgress(`sandbox ${options.sandboxId}: forwarder ended (${reason}); the sandbox has no egress now`);
-      if (channel) notes.push(`egress forwarder ended (${reason}): the sandbox has no egress from then on`);
-    },
-  });
-  await channel.ready;
-  return { environment: proxyEnvironment(SANDBOX_PROXY_PORT), record, denials: () => [...denials], close: () => channel?.close() };
+  const close = () => {
+    channel?.close();
+    socket?.close();
+  };
+  try {
+    channel = await startEgressChannel(container, {
+      port: SANDBOX_PROXY_PORT,
+      user: socket ? (options.socketUser ?? "0:0") : "0:0",
+      socket: socket ? { path: SANDBOX_SOCKET_PATH, probeToken: socket.probeToken } : undefined,
+      onConnection: (stream) => serveProxyConnection(stream, policy),
+      onExit: (reason) => {
+        debugEgress(`sandbox ${options.sandboxId}: forwarder ended (${reason}); the sandbox has no egress now`);
+        if (channel) notes.push(`egress forwarder ended (${reason}): the sandbox has no egress from then on`);
+        socket?.close();
+      },
+    });
+    const announced = await channel.ready;
+    let transport: TransportRecord;
+    if (announced === "unix") {
+      // The forwarder says it reached a socket: only this process's socket, having seen the probe, makes that true.
+      if (!socket?.probed()) throw new Error("the forwarder reported the Unix-socket transport, but the probe never reached this process's socket");
+      transport = { transport: "unix-socket" };
+    } else {
+      socket?.close();
+      transport = { transport: "exec-stream", reason: options.unavailableReason ?? (announced.replace(/^exec:?\s*/, "") || undefined) };
+    }
+    debugEgress(`sandbox ${options.sandboxId}: egress transport ${transport.transport}${transport.reason ? ` (${transport.reason})` : ""}`);
+    const record = allowlistRecord(options.allow, allowlist, options.networkMode, options.hosts, transport);
+    return { environment: proxyEnvironment(SANDBOX_PROXY_PORT), record, transport: transport.transport, denials: () => [...denials], close };
+  } catch (error) {
+    close();
+    throw error;
+  }
 }
