@@ -1,15 +1,10 @@
 import { AbortedError, TimeoutError } from "../errors/index.js";
+import type { FileOperationOptions } from "../v1/sandbox.js";
 import { Deadline, IdleWatchdog } from "./deadline.js";
 import { DEFAULT_FILE_TIMEOUT_MS, requireLimit } from "./file-limits.js";
 import { throwIfAborted } from "./guard.js";
 import { redactError } from "./redaction.js";
 import type { SandboxState } from "./sandbox-state.js";
-
-/** The caller's bounds of one file operation. */
-export interface FileCallOptions {
-  readonly signal?: AbortSignal;
-  readonly timeoutMs?: number;
-}
 
 /**
  * Runs one file operation under a deadline (the caller's `timeoutMs`, else `defaultTimeoutMs`) and the caller's
@@ -21,7 +16,7 @@ export interface FileCallOptions {
 export async function runFileCall<Result>(
   state: SandboxState,
   operation: string,
-  fileOptions: FileCallOptions | undefined,
+  fileOptions: FileOperationOptions | undefined,
   defaultTimeoutMs: number | undefined,
   work: (signal: AbortSignal, watchdog: IdleWatchdog | undefined) => Promise<Result>,
 ): Promise<Result> {
