@@ -1,4 +1,5 @@
 import type { Sandbox } from "@sbx/core";
+import { shellQuote } from "@sbx/core/adapter";
 import type { CorpusEntry } from "./corpus.js";
 
 /** What one entry produced on one backend, normalised. `exitCode` is null for code (an `error` line takes its place). */
@@ -27,11 +28,6 @@ function isUtf8(bytes: Uint8Array): boolean {
   } catch {
     return false;
   }
-}
-
-/** Single-quotes a string for sh. */
-export function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "@sbx/core";
-import { KILL_PROCESS_TREE_SCRIPT } from "@sbx/core/adapter";
+import { KILL_PROCESS_TREE_SCRIPT, shellQuote } from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
@@ -66,10 +66,6 @@ function toFileEntry(info: EntryInfoLike): FileEntry {
     size: Number(info.size ?? 0),
     modifiedAt: info.modifiedTime instanceof Date ? info.modifiedTime : null,
   };
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { defineCapabilities, narrowCapabilities, type BackendStatus, type Capabilities, type DriverAudit, type ProviderCreateRequest, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
-import { throwIfAborted } from "@sbx/core/adapter";
+import { REDACTED, throwIfAborted } from "@sbx/core/adapter";
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FakeDriver } from "./fake-driver.js";
@@ -107,7 +107,7 @@ class FakeProvider implements FakeSandboxProvider {
   async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
     const { options } = request;
     const secrets = Object.values(options.secrets);
-    this.record.add("create", null, "create", { target: request.target, options: { ...options, secrets: Object.fromEntries(Object.keys(options.secrets).map((name) => [name, "[redacted]"])) } }, secrets);
+    this.record.add("create", null, "create", { target: request.target, options: { ...options, secrets: Object.fromEntries(Object.keys(options.secrets).map((name) => [name, REDACTED])) } }, secrets);
     throwIfAborted(request.signal, "fake");
     this.faults.takeCreateFailure();
     this.sequence += 1;

@@ -162,6 +162,14 @@ describe("call record", () => {
     for (const command of recorded) expect(command).toMatch(/\[redacted\]/);
     for (const form of forms) expect(JSON.stringify(provider.calls)).not.toContain(form);
   });
+
+  it("redacts the longest secret first, so a secret containing another is never left half-visible", async () => {
+    const provider = createSandboxProvider();
+    await using sandbox = await createSandbox(provider, { secrets: { SHORT: "hunter2-secret", LONG: "hunter2-secret-and-more" } });
+    await sandbox.commands.run("echo hunter2-secret-and-more; echo hunter2-secret");
+    const command = provider.calls.filter((call) => call.kind === "command").map((call) => String(call.arguments.command));
+    expect(command).toEqual(["echo [redacted]; echo [redacted]"]);
+  });
 });
 
 describe("mounts", () => {

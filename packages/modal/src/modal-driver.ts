@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
+import { concatenateBytes, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
@@ -36,22 +36,13 @@ async function pump(stream: ReadableStream<Uint8Array>, deliver: (chunk: Uint8Ar
 
 async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
-  let total = 0;
   const reader = stream.getReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
     chunks.push(value);
-    total += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return chunks.length === 1 ? chunks[0]! : concatenateBytes(chunks);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { shellQuote } from "@sbx/core/adapter";
 import { UsageError } from "../errors.js";
 import { parseDuration, parseEnvironment, parseNetwork, parseUploads } from "../options.js";
 import { createCliSandbox, uploadWithProgress } from "../sandbox-session.js";
@@ -15,9 +16,9 @@ export interface RunFlags {
   "allow-fake"?: boolean;
 }
 
-/** Shell-quotes one argument so `sbx run -- ls "a b"` runs `ls 'a b'`. */
+/** Shell-quotes one argument so `sbx run -- ls "a b"` runs `ls 'a b'` (plain words stay as they are, for readable logs). */
 function quote(argument: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(argument) ? argument : `'${argument.replaceAll("'", "'\\''")}'`;
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(argument) ? argument : shellQuote(argument);
 }
 
 /**

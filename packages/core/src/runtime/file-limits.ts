@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { once } from "node:events";
 import { InvalidArgumentError, type FileTooLargeError } from "../errors/index.js";
+import { concatenateBytes } from "../posix/concatenate-bytes.js";
 
 /** Default largest file `files.read` returns whole (text or bytes): 64 MiB. Raise it with `{ maxBytes }`, or stream. */
 export const DEFAULT_READ_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -37,13 +38,7 @@ export async function readWithLimit(stream: ReadableStream<Uint8Array>, limitByt
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatenateBytes(chunks);
 }
 
 /**

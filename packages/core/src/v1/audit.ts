@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { credentialAuditEntrySchema, type CredentialAuditEntry } from "./credentials.js";
+import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /** How one policy was handled: what the caller asked for, what the backend applied, and how it is enforced. */
 export interface PolicyRecord<Value = unknown> {
@@ -71,3 +72,6 @@ export const auditRecordSchema = z.object({
   notes: z.array(z.string()),
   credentials: z.array(credentialAuditEntrySchema).optional(),
 });
+
+/** The documented `AuditRecord` and its schema name the same fields, and every record the schema accepts is one. */
+type AuditRecordMatch = MatchesSchema<SchemaMatches<typeof auditRecordSchema, AuditRecord>>;

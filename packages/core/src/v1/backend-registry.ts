@@ -70,12 +70,16 @@ export function backendsSupporting(capability: CapabilityName | `language:${stri
   const names: string[] = [];
   for (const manifest of registry.values()) {
     if (manifest.backend === except) continue;
-    const supported = capability.startsWith("language:")
+    const supported = isLanguageCapability(capability)
       ? manifest.capabilities.languages.includes(capability.slice("language:".length))
-      : manifest.capabilities[capability as CapabilityName] === true;
+      : manifest.capabilities[capability] === true;
     if (supported) names.push(manifest.backend);
   }
   return names.sort();
+}
+
+function isLanguageCapability(capability: string): capability is `language:${string}` {
+  return capability.startsWith("language:");
 }
 
 /** The first-party manifests as shipped in this version of core (for drift tests). */

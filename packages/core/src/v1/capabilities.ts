@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /**
  * The capabilities a backend may declare. Each adapter declares a static manifest, fixed for its lifetime;
@@ -45,15 +46,17 @@ export const capabilitiesSchema = z.object({
   languages: z.array(z.string().min(1)).readonly(),
 }).strict();
 
+/** `Capabilities` and its schema name the same fields (every capability name and `languages`). */
+type CapabilitiesMatch = MatchesSchema<SchemaMatches<typeof capabilitiesSchema, Capabilities>>;
+
 /**
  * Builds a frozen manifest. Unlisted capabilities default to off, so a new capability never turns on by accident.
  * @example defineCapabilities({ STDIN: true, languages: ["python"] })
  */
 export function defineCapabilities(declared: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] }): Capabilities {
-  const manifest: Record<string, unknown> = { languages: Object.freeze([...(declared.languages ?? [])]) };
-  for (const name of CAPABILITY_NAMES) manifest[name] = declared[name] ?? false;
-  capabilitiesSchema.parse(manifest);
-  return Object.freeze(manifest) as Capabilities;
+  const flags = Object.fromEntries(CAPABILITY_NAMES.map((name) => [name, declared[name] ?? false]));
+  // zod's `.readonly()` freezes the languages array; the manifest itself is frozen here.
+  return Object.freeze(capabilitiesSchema.parse({ ...flags, languages: [...(declared.languages ?? [])] }));
 }
 
 /**
@@ -61,10 +64,10 @@ export function defineCapabilities(declared: Partial<Record<CapabilityName, bool
  * a narrower backend, and by wrappers that hide features.
  */
 export function narrowCapabilities(base: Capabilities, narrowing: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] }): Capabilities {
-  const next: Record<string, unknown> = { ...base };
+  const next: Parameters<typeof defineCapabilities>[0] = { ...base };
   for (const name of CAPABILITY_NAMES) {
     if (narrowing[name] === false) next[name] = false;
   }
   if (narrowing.languages) next.languages = base.languages.filter((language) => narrowing.languages!.includes(language));
-  return defineCapabilities(next as Partial<Record<CapabilityName, boolean>> & { languages: readonly string[] });
+  return defineCapabilities(next);
 }

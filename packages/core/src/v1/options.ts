@@ -1,6 +1,8 @@
 import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
+import type { RunCodeOptions, RunCommandOptions } from "./sandbox.js";
+import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
 export const networkPolicySchema = z.object({
@@ -111,6 +113,9 @@ export interface CreateSandboxOptions {
   signal?: AbortSignal;
 }
 
+/** The documented `CreateSandboxOptions` and its schema name the same fields, and what the schema outputs is one. */
+type CreateSandboxOptionsMatch = MatchesSchema<SchemaMatches<typeof createSandboxOptionsSchema, CreateSandboxOptions>>;
+
 /** `CreateSandboxOptions` after validation and defaults: what adapters receive (without the caller-side `signal`, `backends` and `logger`). */
 export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal" | "backends" | "logger">;
 
@@ -137,3 +142,8 @@ export const runCodeOptionsSchema = z.object({
   onStderr: callbackSchema.optional(),
   signal: signalSchema.optional(),
 }).strict();
+
+/** `RunCommandOptions` (documented in sandbox.ts) and its schema describe the same fields: no cast bridges them. */
+type RunCommandOptionsMatch = MatchesSchema<SchemaMatches<typeof runCommandOptionsSchema, RunCommandOptions>>;
+/** `RunCodeOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+type RunCodeOptionsMatch = MatchesSchema<SchemaMatches<typeof runCodeOptionsSchema, RunCodeOptions>>;

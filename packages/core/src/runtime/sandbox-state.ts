@@ -1,0 +1,127 @@
+import { CapabilityNotSupportedError, InvalidArgumentError, SandboxClosedError, SandboxNotFoundError, SbxError } from "../errors/index.js";
+import { backendsSupporting } from "../v1/backend-registry.js";
+import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
+import type { SpawnedProcess } from "../v1/provider.js";
+import type { SandboxContext } from "./create-sandbox-from-driver.js";
+import { DEFAULT_KILL_GRACE_MS } from "./deadline.js";
+import { defaultEnvironment } from "./default-environment.js";
+import type { CompleteDriver } from "./driver-defaults.js";
+import { callAdapter } from "./guard.js";
+import { resolveWorkspacePath } from "./paths.js";
+import { MIN_SECRET_LENGTH, redactError } from "./redaction.js";
+
+/**
+ * What every part of one sandbox shares (commands, code, files, kill): the driver, the open/closed/lost state, the
+ * rule that only sbx errors with secrets redacted leave a backend call, and the capability checks.
+ */
+export class SandboxState {
+  /** The backend's name, for errors. */
+  readonly backend: string;
+  /** The backend's capability manifest. */
+  readonly capabilities: Capabilities;
+  /** The secret values, for redaction. */
+  readonly secretValues: readonly string[];
+  /** How long a backend gets to confirm a kill (see `SandboxContext.killGraceMs`). */
+  readonly killGraceMs: number;
+  /** The sandbox env and its secrets: what a code channel of the backend's own sees. */
+  readonly baseEnvironment: Readonly<Record<string, string>>;
+  /** What every spawn sees: core's defaults (PATH, HOME, LANG), overridden by the sandbox env and its secrets. */
+  readonly spawnEnvironment: Readonly<Record<string, string>>;
+  /** ISO time the sandbox object was made. */
+  readonly createdAt = new Date().toISOString();
+  /** ISO time it was closed (killed, disposed or lost), or null while open. */
+  closedAt: string | null = null;
+  /** The kill in progress or done, once `kill()` was called. */
+  killing: Promise<void> | undefined;
+  /** Processes started and not yet finished, killed with the sandbox. */
+  readonly liveProcesses = new Set<SpawnedProcess>();
+  /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
+  readonly createdContexts = new Set<string>();
+  /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
+  private lostError: SbxError | undefined;
+
+  constructor(readonly driver: CompleteDriver, readonly context: SandboxContext) {
+    const { provider, options } = context;
+    this.backend = provider.backend;
+    this.capabilities = provider.capabilities;
+    for (const [name, value] of Object.entries(options.secrets)) {
+      if (value.length < MIN_SECRET_LENGTH) {
+        throw new InvalidArgumentError({ field: `options.secrets.${name}`, backend: this.backend, message: `Invalid options.secrets.${name}: a secret must be at least ${MIN_SECRET_LENGTH} characters. A shorter value ("1", "true", "none") occurs by chance in unrelated text, so it cannot be redacted without destroying that text; pass it in env if it is not secret.` });
+      }
+    }
+    this.secretValues = Object.values(options.secrets);
+    this.killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    this.baseEnvironment = { ...options.env, ...options.secrets };
+    this.spawnEnvironment = { ...defaultEnvironment(driver.workspace), ...this.baseEnvironment };
+  }
+
+  /** True once a driver reported the sandbox gone. */
+  get lost(): boolean {
+    return this.lostError !== undefined;
+  }
+
+  /**
+   * Calls the driver: only sbx errors escape, with secrets redacted. The sandbox-lost rule: a driver's
+   * `SandboxNotFoundError` during any call marks the sandbox closed and lost, and every call from then on (but
+   * `kill()`, which resolves) throws `SandboxNotFoundError`. Whatever was still running is gone with the sandbox;
+   * waiters learn it from their own calls.
+   */
+  async call<Result>(operation: string, work: () => Promise<Result>): Promise<Result> {
+    try {
+      return await callAdapter(this.backend, operation, this.secretValues, work);
+    } catch (error) {
+      if (!this.lostError && isSandboxNotFound(error) && !this.killing) {
+        this.lostError = error;
+        this.closedAt ??= new Date().toISOString();
+      }
+      throw error;
+    }
+  }
+
+  /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
+  ensureOpen(operation: string): void {
+    const { driver, backend } = this;
+    if (this.lostError) throw new SandboxNotFoundError({ sandboxId: driver.id, backend, cause: this.lostError, message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.` });
+    if (this.closedAt !== null) throw new SandboxClosedError({ sandboxId: driver.id, operation, backend });
+  }
+
+  /** Refuses a capability the backend does not declare, naming the backends that have it. */
+  requireCapability(capability: CapabilityName, detail?: string): void {
+    if (!this.capabilities[capability]) {
+      throw new CapabilityNotSupportedError({ capability, backend: this.backend, supportedBy: backendsSupporting(capability, this.backend), detail });
+    }
+  }
+
+  /** Refuses a language `runCode` does not accept here. */
+  requireLanguage(language: string): void {
+    const { languages } = this.capabilities;
+    if (!languages.includes(language)) {
+      throw new CapabilityNotSupportedError({
+        capability: `language:${language}`,
+        backend: this.backend,
+        supportedBy: backendsSupporting(`language:${language}`, this.backend),
+        detail: `runCode accepts ${languages.length > 0 ? languages.join(", ") : "no languages"} here`,
+      });
+    }
+  }
+
+  /** Runs `work`; anything it throws has the sandbox's secrets redacted. */
+  redacting<Result>(work: () => Result): Result {
+    try {
+      return work();
+    } catch (error) {
+      throw redactError(error, this.secretValues);
+    }
+  }
+
+  /** Resolves a caller's path; a refusal never carries a secret the path held (errors are redacted like every other). */
+  workspacePath(path: unknown): string {
+    if (typeof path !== "string") throw new InvalidArgumentError({ field: "path", backend: this.backend, message: `Invalid path: expected a string relative to the workspace (or absolute inside it), got ${path === null ? "null" : typeof path}.` });
+    return this.redacting(() => resolveWorkspacePath(path, this.driver.workspace, this.backend));
+  }
+}
+
+/** True for a driver's report that the sandbox is gone (from any copy of `@sbx/core`). */
+export function isSandboxNotFound(error: unknown): error is SbxError {
+  return SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND";
+}
