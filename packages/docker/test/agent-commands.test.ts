@@ -126,7 +126,7 @@ describeWithDocker("commands through the sandbox agent on Docker: limits and fai
   });
 
   it("by default commands do not start the agent: they use docker exec until a code call has started it", async () => {
-    await using sandbox = await createTestSandbox();
+    await using sandbox = await createTestSandbox({}, { agentCommands: "warm" });
     const before = await sandbox.commands.run(WHERE);
     expect(before.stdout).not.toMatch(/python3 -I -u -c/);
     expect(await alive(sandbox, "python3 -I -u -c")).toEqual([]);
@@ -163,5 +163,17 @@ describeWithDocker("the agent's own exec is outside what sandboxed code can subv
     expect(interpreterTag).not.toBe(UNSET);
     const commandTag = (await sandbox.commands.run("cat /proc/self/loginuid")).stdout.trim();
     expect(commandTag).not.toBe(interpreterTag);
+  });
+});
+
+describeWithDocker("commands through a stopped agent", () => {
+  it("a stopped agent (SIGSTOP from inside) cannot hang a command: it is replaced, the command fails typed, its processes are killed", async () => {
+    await using sandbox = await createTestSandbox({}, { agentCommands: "start" });
+    const handle = await sandbox.commands.start("(setsid env -i /bin/sleep 977 &); kill -STOP $PPID; sleep 978");
+    const error = await handle.wait().catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "SBX_PROVIDER", retryable: true });
+    expect((error as Error).message).toMatch(/did not answer .* while commands ran .*processes were killed \(verified\)/);
+    expect(await alive(sandbox, "sleep 97[78]")).toEqual([]);
+    expect((await sandbox.commands.run("echo usable")).stdout).toBe("usable\n");
   });
 });

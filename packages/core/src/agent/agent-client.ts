@@ -62,6 +62,9 @@ type ClientSettings = Required<Omit<SandboxAgentClientOptions, "enforcement">> &
 const MAX_RESULTS_PER_RUN = 1000;
 /** How long the agent may take to report a command's exit after the backend verified its kill. */
 const EXIT_AFTER_KILL_MS = 5_000;
+/** While commands run through the agent: how often it is pinged, and how long it may leave a ping unanswered. */
+const COMMAND_HEARTBEAT_MS = 2_000;
+const AGENT_ANSWER_MS = 10_000;
 const STDERR_TAIL_BYTES = 4096;
 const LOST_MEMORY = 1024;
 
@@ -140,6 +143,56 @@ class AgentSession {
 
   exitCode: number | undefined;
 
+  private liveCommands = 0;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private unansweredSince: number | undefined;
+
+  /**
+   * A command through the agent started: while any runs, the agent is pinged every 2 s, and one that has not answered
+   * for 10 s (stopped from inside, hung) is killed, so its commands fail typed instead of waiting forever for an exit
+   * report that cannot come.
+   */
+  commandStarted(): void {
+    this.liveCommands++;
+    if (this.heartbeat || this.ended) return;
+    this.heartbeat = setInterval(() => this.beat(), COMMAND_HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** A command through the agent ended (see `commandStarted`). */
+  commandEnded(): void {
+    this.liveCommands = Math.max(0, this.liveCommands - 1);
+    if (this.liveCommands === 0) this.stopHeartbeat();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.unansweredSince = undefined;
+  }
+
+  private beat(): void {
+    if (this.ended) return this.stopHeartbeat();
+    if (this.unansweredSince !== undefined) {
+      if (Date.now() - this.unansweredSince < AGENT_ANSWER_MS) return;
+      this.end(`the sandbox agent did not answer for ${AGENT_ANSWER_MS} ms while commands ran (stopped or hung); it was killed`);
+      void this.kill();
+      return;
+    }
+    this.unansweredSince = Date.now();
+    try {
+      const id = this.request(null, { type: "ping" }, {
+        onFrame: () => {
+          this.pending.delete(id);
+          this.unansweredSince = undefined;
+        },
+        fail: () => {},
+      });
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+
   receiveStderr(chunk: Uint8Array): void {
     this.stderrTail = (this.stderrTail + Buffer.from(chunk).toString("utf8")).slice(-STDERR_TAIL_BYTES);
   }
@@ -199,6 +252,7 @@ class AgentSession {
     if (exitCode !== undefined) this.exitCode = exitCode;
     if (this.ended) return;
     this.ended = reason;
+    this.stopHeartbeat();
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const request of pending) request.fail(this.lostError(request.contextId, reason));
@@ -466,6 +520,7 @@ export class SandboxAgentClient {
     const backend = this.options.backend;
     const tag = enforcement?.newTag();
     let settled = false;
+    let spawnedYet = false;
     let resolveExit!: (value: { exitCode: number; outOfMemoryKilled?: boolean | null }) => void;
     let rejectExit!: (error: Error) => void;
     const exit = new Promise<{ exitCode: number; outOfMemoryKilled?: boolean | null }>((resolve, reject) => {
@@ -473,12 +528,14 @@ export class SandboxAgentClient {
         if (settled) return;
         settled = true;
         if (tag) session.liveCommandTags.delete(tag);
+        if (spawnedYet) session.commandEnded();
         resolve(value);
       };
       rejectExit = (error) => {
         if (settled) return;
         settled = true;
         if (tag) session.liveCommandTags.delete(tag);
+        if (spawnedYet) session.commandEnded();
         reject(error);
       };
     });
@@ -513,7 +570,6 @@ export class SandboxAgentClient {
       return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` });
     };
     if (tag) session.liveCommandTags.add(tag);
-    let spawnedYet = false;
     const started = new Promise<number>((resolve, reject) => {
       let id = 0;
       try {
@@ -523,6 +579,7 @@ export class SandboxAgentClient {
             try {
               if (header.type === "spawned") {
                 spawnedYet = true;
+                session.commandStarted();
                 resolve(id);
               } else if (header.type === "stdout") request.onStdout(body);
               else if (header.type === "stderr") request.onStderr(body);
