@@ -78,8 +78,6 @@ interface PendingRequest {
 class AgentSession {
   readonly pending = new Map<number, PendingRequest>();
   readonly contexts = new Set<string>();
-  /** Tags of the commands this agent started that have not exited (killed through the backend if the agent dies). */
-  readonly liveCommandTags = new Set<string>();
   /** Why the session ended, once it has. */
   ended: string | undefined;
   hello: Record<string, unknown> | undefined;
@@ -527,14 +525,12 @@ export class SandboxAgentClient {
       resolveExit = (value) => {
         if (settled) return;
         settled = true;
-        if (tag) session.liveCommandTags.delete(tag);
         if (spawnedYet) session.commandEnded();
         resolve(value);
       };
       rejectExit = (error) => {
         if (settled) return;
         settled = true;
-        if (tag) session.liveCommandTags.delete(tag);
         if (spawnedYet) session.commandEnded();
         reject(error);
       };
@@ -569,7 +565,6 @@ export class SandboxAgentClient {
       }
       return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` });
     };
-    if (tag) session.liveCommandTags.add(tag);
     const started = new Promise<number>((resolve, reject) => {
       let id = 0;
       try {
@@ -588,7 +583,6 @@ export class SandboxAgentClient {
                 void onExit(Number(header.exit_code));
               } else if (header.type === "error") {
                 session.pending.delete(id);
-                if (tag) session.liveCommandTags.delete(tag);
                 reject(this.requestError(frame, null));
               }
             } catch {
@@ -607,7 +601,6 @@ export class SandboxAgentClient {
           },
         });
       } catch (error) {
-        if (tag) session.liveCommandTags.delete(tag);
         reject(error);
       }
     });
