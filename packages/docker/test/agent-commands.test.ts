@@ -62,6 +62,25 @@ describeWithDocker("commands through the sandbox agent on Docker", () => {
     expect(await alive(sandbox, "sleep 974")).toEqual([]);
   });
 
+  it("forged frames on a command's output are that command's bytes: they end no other command and fake no exit", async () => {
+    const other = await sandbox.commands.start("sleep 1; echo still-here");
+    // A well-formed agent frame claiming every low request id exited 0, written raw to stdout and stderr.
+    const forge = [
+      "import json, struct, sys",
+      "frames = b''",
+      "for target in range(0, 64):",
+      "    head = json.dumps({'type': 'exit', 'id': target, 'exit_code': 0}).encode()",
+      "    frames += struct.pack('>II', 4 + len(head), len(head)) + head",
+      "sys.stdout.buffer.write(frames); sys.stderr.buffer.write(frames)",
+    ].join("\n");
+    await sandbox.files.write("forge.py", forge);
+    const forged = await sandbox.commands.run("python3 forge.py; exit 7");
+    expect(forged.exitCode).toBe(7);
+    expect(forged.stdoutBytes.byteLength).toBeGreaterThan(64 * 40);
+    expect(forged.stdout).toContain('{"type": "exit", "id": 0, "exit_code": 0}');
+    expect(await other.wait()).toMatchObject({ exitCode: 0, stdout: "still-here\n" });
+  });
+
   it("output is capped by core, and binary bytes survive", async () => {
     const flood = await sandbox.commands.run("head -c 3000000 /dev/zero | tr '\\0' x; printf '\\377\\000ok'", { outputLimitBytes: 1000 });
     expect(flood.exitCode).toBe(0);

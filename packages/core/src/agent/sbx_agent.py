@@ -62,7 +62,7 @@ def own_loginuid():
         return None
 
 
-import array, ast, base64, builtins, io, json, linecache, selectors, struct, subprocess, time, traceback, types
+import array, ast, base64, builtins, io, json, linecache, selectors, shlex, struct, subprocess, time, traceback, types
 
 PROTOCOL = 1
 AGENT_VERSION = "0.1.0"
@@ -666,9 +666,13 @@ class Run(object):
         self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": (lost == OOM_REASON) if OOM_KILLS_READABLE else None, "dropped": self.dropped})
 
 
-COMMAND_SCRIPT = ('echo "$3" 2>/dev/null >/proc/self/loginuid || { echo "sbx-agent: could not set the command\'s audit tag" >&2; exit 125; }\n'
-                  'cd -- "$1" || exit 126\n'
-                  'exec sh -c "$2"')
+def tagged_script(tag, cwd, command):
+    # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
+    # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
+    # Everything is on the command's first line, which the shell parses whole before running any of it, so a syntax
+    # error there runs nothing at all, tagged or not. If the tag cannot be set, nothing runs (exit 125, said on stderr).
+    return ('echo %s 2>/dev/null >/proc/self/loginuid || { echo "sbx-agent: could not set the command\'s audit tag" >&2; exit 125; }; '
+            'cd -- %s || exit 126; %s' % (tag, shlex.quote(cwd), command))
 
 
 class Command(object):
@@ -681,10 +685,13 @@ class Command(object):
         for name, value in (request.get("env") or {}).items():
             env[str(name)] = str(value)
         tag = request.get("tag")
-        # With a tag, the first thing the command's shell does is set its audit tag (it is dumpable again after exec,
-        # so it may write its own loginuid); if that fails the command does not run (exit 125, said on stderr).
+        cwd = str(request.get("cwd") or ".")
+        command = str(request.get("command", ""))
+        if tag is not None and not (isinstance(tag, str) and tag.isdigit()):
+            raise ValueError("tag must be a decimal string")
+        argv = ["sh", "-c", tagged_script(tag, cwd, command)] if tag else ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", cwd, command]
         self.process = subprocess.Popen(
-            ["sh", "-c", COMMAND_SCRIPT if tag else 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", str(request.get("cwd") or "."), str(request.get("command", "")), str(tag or "")],
+            argv,
             env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         self.pending_input = bytearray()
