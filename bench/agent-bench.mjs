@@ -6,7 +6,7 @@
 // Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
 import { randomUUID } from "node:crypto";
 import { createSandbox } from "@sbx/core";
-import { runPythonOneShot } from "@sbx/core/adapter";
+import { createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core/adapter";
 import { createSandboxProvider } from "@sbx/docker";
 import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
@@ -90,6 +90,11 @@ try {
     }
     const warm = await alternate(iterations, () => sandbox.commands.run("true"), raw);
     row("commands.run(`true`) through the agent (Docker default, warm)", warm.work, warm.raw, 0.15);
+    // For comparison: the agent path without the backend's enforcement (no tag, no root kill, no OOM probe; ADR 0016's opt-in).
+    const untagged = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
+    await untagged.runCode("1");
+    const bare = await alternate(iterations, () => untagged.commands.run("true"), raw);
+    row("commands.run(`true`) through the agent, no enforcement (ADR 0016)", bare.work, bare.raw);
     const output = await alternate(iterations, () => sandbox.commands.run("echo out; echo err >&2"), raw);
     row("commands.run(`echo out; echo err >&2`) through the agent", output.work, output.raw);
     // The first command of a sandbox with settings.agentCommands "start" pays the agent's start once.
