@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The sbx sandbox agent on Docker against raw dockerode `docker exec true`, measured in the same run, with E2B's
 // runCode through the emulator beside it. Each row alternates with the raw baseline, iteration by iteration.
-// Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec.
+// Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec;
+// a warm command through the agent (`true`, output captured) p50 <= 0.15x raw exec.
 // Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
 import { randomUUID } from "node:crypto";
 import { createSandbox } from "@sbx/core";
@@ -78,13 +79,35 @@ try {
     const quiet = { code: "1 + 1", language: "python", env: {}, cwd: driver.workspace, onStdout: () => {}, onStderr: () => {}, signal: new AbortController().signal };
     const before = await alternate(Math.min(iterations, 20), () => runPythonOneShot(driver, quiet), raw);
     row("one-shot runCode via plain exec (before)", before.work, before.raw);
-    const command = await alternate(Math.min(iterations, 20), () => sandbox.commands.run("true"), raw);
-    row("commands.run(`true`) (plain exec; no agent path)", command.work, command.raw);
-    // Commands through the agent (opt-in `withCodeAgent(driver, { commands: "agent" })`, off on Docker by default).
-    const throughAgent = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
-    await throughAgent.runCode("1");
-    const warm = await alternate(iterations, () => throughAgent.commands.run("true"), raw);
-    row("commands.run(`true`) through the agent (opt-in)", warm.work, warm.raw, 0.15);
+    // Commands: the plain exec path (settings.agentCommands "off"), then through the warm agent (Docker's default
+    // once a code call has started it; adr/0025: tagged, killed by the root helper, OOM reported, as on exec).
+    const plain = await createSandbox(createSandboxProvider({ image, agentCommands: "off" }), { metadata: { bench: "agent" } });
+    try {
+      const command = await alternate(Math.min(iterations, 20), () => plain.commands.run("true"), raw);
+      row("commands.run(`true`) plain docker exec", command.work, command.raw);
+    } finally {
+      await plain.kill();
+    }
+    const warm = await alternate(iterations, () => sandbox.commands.run("true"), raw);
+    row("commands.run(`true`) through the agent (Docker default, warm)", warm.work, warm.raw, 0.15);
+    // For comparison: the agent path without the backend's enforcement (no tag, no root kill, no OOM probe; ADR 0016's opt-in).
+    const untagged = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
+    await untagged.runCode("1");
+    const bare = await alternate(iterations, () => untagged.commands.run("true"), raw);
+    row("commands.run(`true`) through the agent, no enforcement (ADR 0016)", bare.work, bare.raw);
+    const output = await alternate(iterations, () => sandbox.commands.run("echo out; echo err >&2"), raw);
+    row("commands.run(`echo out; echo err >&2`) through the agent", output.work, output.raw);
+    // The first command of a sandbox with settings.agentCommands "start" pays the agent's start once.
+    const startFirst = [];
+    for (let index = 0; index < Math.max(3, Math.round(iterations / 8)); index++) {
+      const fresh = await createSandbox(createSandboxProvider({ image, agentCommands: "start" }), { metadata: { bench: "agent" } });
+      try {
+        startFirst.push(await time(() => fresh.commands.run("true")));
+      } finally {
+        await fresh.kill();
+      }
+    }
+    row("first command with agentCommands \"start\" (agent start + run)", startFirst);
   } finally {
     await driver.destroy();
   }

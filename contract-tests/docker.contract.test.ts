@@ -13,7 +13,8 @@ for (const image of images) {
     // Sandboxes on the network are gone by now; the engine refuses to remove a network still in use.
     await removeDockerNetwork(network.networkName);
   });
-  describeSandboxContract(`docker (${image})`, () => createSandboxProvider({ image }), {
+  // The second image runs with commands through the sandbox agent from the first command (adr/0025): both paths pass.
+  describeSandboxContract(`docker (${image})`, () => createSandboxProvider(image === images[0] ? { image } : { image, agentCommands: "start" }), {
     network,
     timeoutMs: 120_000,
     removeOutOfBand: (sandbox) => removeContainerOutOfBand(sandbox.id),

@@ -13,7 +13,7 @@ export { validate } from "./runtime/validate.js";
 export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
 export { nativeHandleOf } from "./runtime/native-handle.js";
 export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
-export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions } from "./agent/agent-client.js";
+export { SandboxAgentClient, type SandboxAgentClientOptions, type AgentRunOptions, type AgentCommandEnforcement } from "./agent/agent-client.js";
 export { SBX_AGENT_SOURCE, SBX_AGENT_PROTOCOL, agentCommandLine } from "./agent/agent-source.js";
 export { encodeAgentFrame, AgentFrameDecoder, AgentProtocolViolation, MAX_AGENT_FRAME_BYTES, type AgentFrame } from "./agent/agent-frames.js";
 export { withDriverDefaults, type CompleteDriver } from "./runtime/driver-defaults.js";

@@ -14,11 +14,12 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
-import { throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
+import { newCommandTag, throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
 import { runArgv, spawnCommand } from "./exec-process.js";
+import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
@@ -30,7 +31,7 @@ import { planEgressTransport, type EgressTransportPlan } from "./egress/egress-t
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
 import { SandboxFiles } from "./sandbox-files.js";
-import { describeEndpoint, parseDockerSettings, resolveEndpoint, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
+import { describeEndpoint, parseDockerSettings, resolveEndpoint, type AgentCommandsMode, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
 
 /** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
 export const DOCKER_CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
@@ -101,7 +102,7 @@ function removeQuietly(container: Docker.Container): Promise<void> {
 const KILL_VERIFY_TIMEOUT_MS = 10_000;
 
 /** Builds the driver for one running, verified container. */
-function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }, egress?: SandboxEgress): SandboxDriverV1 {
+function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }, egress?: SandboxEgress, agentCommands: AgentCommandsMode = "warm"): SandboxDriverV1 {
   const container = docker.getContainer(id);
   const files = new SandboxFiles(container, policy.user, policy.workspace);
   let oomKills = oomBaseline;
@@ -166,14 +167,26 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     oomKills = count;
     return count > previous;
   };
+  const killAgentProcess = async (pid: string, startTime: string): Promise<void> => {
+    if (lost) throw lost;
+    const killing = runArgv(container, ["sh", "-c", AGENT_PROCESS_KILL_SCRIPT, "sbx-kill-agent", pid, startTime], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
+    const outcome = await withTimeout(killing, KILL_VERIFY_TIMEOUT_MS, "the agent kill did not finish").then((result) => (result.exitCode === 0 ? undefined : `the agent kill exited with ${result.exitCode}`), (error: unknown) => `the agent kill failed (${error instanceof Error ? error.message : String(error)})`);
+    if (outcome === undefined) return;
+    const gone = await lostError().catch(() => undefined);
+    if (gone) throw gone;
+    return endSandbox(outcome);
+  };
+  const execContext = { container, user: policy.user, checkOutOfMemory, killVerified, lostError };
   // runCode and code contexts go through the sbx sandbox agent (core), started lazily with one long-lived exec.
+  // Commands go through it too while it runs (adr/0025), held to the same enforcement as the exec path: each carries
+  // an audit tag the root kill helper finds, a SIGKILL exit is checked for the OOM killer, a gone container is lost.
   return withCodeAgent({
     id,
     workspace: policy.workspace,
     audit,
     native: container,
     // An allowlisted sandbox: every command (and the code agent) gets the proxy variables; the caller's own win.
-    spawn: (request) => guard(() => spawnCommand({ container, user: policy.user, checkOutOfMemory, killVerified, lostError }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
+    spawn: (request) => guard(() => spawnCommand(execContext, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
     readFile: (path, options) => guard(() => files.readFile(path, options)),
     writeFile: (path, data, options) => guard(() => files.writeFile(path, data, options)),
     list: (path, options) => guard(() => files.list(path, options)),
@@ -187,7 +200,19 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
       destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
       return destroyed;
     },
-  }, { backend: "docker" });
+  }, {
+    backend: "docker",
+    commands: agentCommands === "off" ? "driver" : "agent",
+    commandsStartAgent: agentCommands === "start",
+    enforcement: {
+      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killProcess: killAgentProcess, endSandbox }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
+      newTag: newCommandTag,
+      killTagged: killVerified,
+      outOfMemoryKilled: checkOutOfMemory,
+      lostError,
+      environment: egress?.environment,
+    },
+  });
 }
 
 /** Starts the allowlist forwarder and proxy for a new container; a forwarder that cannot start fails the create. */
@@ -311,12 +336,12 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
       const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];
       const audit = auditFromInspect(policy, inspect, engineInfo, notes);
-      if (allow.length === 0) return createDriver(docker, created.Id, policy, audit, 0, deadManSwitch);
+      if (allow.length === 0) return createDriver(docker, created.Id, policy, audit, 0, deadManSwitch, undefined, effective.agentCommands);
       // The notes array is live: denials are appended as the proxy refuses requests (core copies it per audit()).
       const liveNotes = [...(audit.notes ?? [])];
       const egress = await startAllowlist(container, created.Id, allow, effective, inspect.HostConfig.NetworkMode ?? "none", liveNotes, egressTransport!);
       const allowlistAudit: DriverAudit = { ...audit, policies: { ...audit.policies, network: egress.record }, notes: liveNotes };
-      return createDriver(docker, created.Id, policy, allowlistAudit, 0, deadManSwitch, egress);
+      return createDriver(docker, created.Id, policy, allowlistAudit, 0, deadManSwitch, egress, effective.agentCommands);
     } catch (error) {
       await removeQuietly(container).catch(() => {});
       deadManSwitch?.release();
@@ -345,7 +370,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
     const engineInfo = await engineInfoOf(docker, endpoint);
     const baseline = await readOomKillCount(container).catch(() => null);
-    return createDriver(docker, inspect.Id, policy, auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]), baseline);
+    return createDriver(docker, inspect.Id, policy, auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]), baseline, undefined, undefined, resolved.agentCommands);
   }
 
   return {

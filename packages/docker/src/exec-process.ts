@@ -44,18 +44,27 @@ export interface ExecContext {
   readonly lostError: (cause?: unknown) => Promise<Error | undefined>;
 }
 
+/** How an exec other than a tagged command starts and is killed (the sbx sandbox agent's own exec: agent-launch.ts). */
+export interface ExecLaunch {
+  /** The exec's argument vector. */
+  readonly argv: readonly string[];
+  /** The verified kill of what the exec started. */
+  readonly kill: () => Promise<void>;
+}
+
 /**
  * Starts one command through a single exec, with stdout and stderr demultiplexed and streamed in order.
  * The exit code comes from exec inspect once the stream ends; if a background child keeps the stream open,
- * inspect is polled and the wait ends when the command itself has exited.
+ * inspect is polled and the wait ends when the command itself has exited. By default the command runs in core's
+ * command wrapper with a fresh audit tag, killed by the driver's verified tag kill; `launch` replaces both.
  */
-export async function spawnCommand(context: ExecContext, request: SpawnRequest): Promise<SpawnedProcess> {
+export async function spawnCommand(context: ExecContext, request: SpawnRequest, launch?: ExecLaunch): Promise<SpawnedProcess> {
   const commandId = randomBytes(12).toString("hex");
   const tag = newCommandTag();
   const environment = Object.entries(request.env).map(([name, value]) => `${name}=${value}`);
   environment.push(`${COMMAND_MARKER_VARIABLE}=${commandId}`);
   const exec = await context.container.exec({
-    Cmd: ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, tag],
+    Cmd: launch ? [...launch.argv] : ["sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, tag],
     AttachStdin: request.stdin,
     AttachStdout: true,
     AttachStderr: true,
@@ -137,7 +146,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest):
       });
     },
     kill() {
-      killed ??= context.killVerified(tag);
+      killed ??= launch ? launch.kill() : context.killVerified(tag);
       return killed;
     },
   };

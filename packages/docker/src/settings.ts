@@ -77,9 +77,20 @@ export const dockerSettingsSchema = z.object({
   egressTransport: z.enum(["auto", "exec"]).default("auto"),
   /** Called on the host for each request the allowlist proxy refuses (also counted in the audit notes). */
   onEgressDenied: functionSchema<(denial: EgressDenial & { sandboxId: string }) => void>("must be a function").optional(),
+  /**
+   * Commands through the sbx sandbox agent (adr/0025): `"warm"` (default) sends commands through the agent once a code
+   * call has started it (a warm `commands.run` costs about a tenth of an exec), and through a plain `docker exec`
+   * before that, in images without python3, and whenever the agent is gone; `"start"` makes the first command start
+   * the agent (and wait for it, a few hundred ms, once); `"off"` always uses `docker exec`. Kills, output caps, the
+   * out-of-memory report and timeouts are the same on both paths.
+   */
+  agentCommands: z.enum(["warm", "start", "off"]).default("warm"),
   /** Milliseconds to wait for the engine to answer `detect()`. Default 3000. */
   detectTimeoutMs: z.number().int().positive().default(3000),
 }).strict();
+
+/** When commands go through the sbx sandbox agent (`settings.agentCommands`). */
+export type AgentCommandsMode = "warm" | "start" | "off";
 
 /** Docker provider settings as the caller writes them. */
 export type DockerSettings = z.input<typeof dockerSettingsSchema>;

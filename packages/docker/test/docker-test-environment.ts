@@ -20,7 +20,10 @@ if (!status.usable) {
 /** `describe`, skipped loudly (or failing under SBX_REQUIRE=docker) when the engine is unreachable. */
 export const describeWithDocker = (status.usable ? describe : describe.skip) as unknown as typeof describe;
 
+/** `settings.agentCommands` for every test sandbox when set (`start` runs the whole project with commands through the agent). */
+const agentCommands = process.env.SBX_DOCKER_AGENT_COMMANDS ? { agentCommands: process.env.SBX_DOCKER_AGENT_COMMANDS } : {};
+
 /** Creates a sandbox on the test image. */
 export function createTestSandbox(options: CreateSandboxOptions = {}, settings: Record<string, unknown> = {}): Promise<Sandbox> {
-  return createSandbox(createSandboxProvider({ image: TEST_IMAGE, ...settings }), options);
+  return createSandbox(createSandboxProvider({ image: TEST_IMAGE, ...agentCommands, ...settings }), options);
 }

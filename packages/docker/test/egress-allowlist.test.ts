@@ -157,7 +157,8 @@ except OSError as error:
   });
 
   it("a root sandbox that kills its forwarder only loses egress, and a listener it puts in its place reaches nothing", async () => {
-    await using rootSandbox = await createTestSandbox({ user: "root", network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } }, { egressHosts: HOSTS });
+    // "warm" (the default): this sandbox's root commands kill every root python3, which would include a started agent.
+    await using rootSandbox = await createTestSandbox({ user: "root", network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } }, { egressHosts: HOSTS, agentCommands: "warm" });
     const runRoot = async (command: string) => (await rootSandbox.commands.run(command, { timeoutMs: 30_000 })).stdout.trim();
     expect(await runRoot(fetchCommand(`http://allowed.test:${plain.port}/`))).toBe(`STATUS 200 sbx-ok allowed.test:${plain.port}`);
     await rootSandbox.commands.run("pkill -9 -u 0 -x python3", { timeoutMs: 30_000 });

@@ -103,7 +103,8 @@ describeWithDocker("processes", () => {
     const count = await bombed.commands.run("cat /sys/fs/cgroup/pids/pids.max; ps -e --no-headers | wc -l");
     const [max, running] = count.stdout.trim().split("\n").map((line) => line.trim());
     expect(max).toBe("64");
-    expect(Number(running)).toBeLessThan(10);
+    // Init and the deadline (5), the sandbox agent and its zygote when commands go through it (2), this command (3-4).
+    expect(Number(running)).toBeLessThan(12);
   });
 
   it("a background command keeps running after commands.run returns, and a handle kill stops its tree", async () => {

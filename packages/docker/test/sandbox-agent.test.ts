@@ -54,7 +54,8 @@ async function agentFamily(sandbox: Sandbox): Promise<string[]> {
 describeWithDocker("the sbx sandbox agent on Docker: threat model (attacks from inside the sandbox)", () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await createTestSandbox({ metadata: { test: "agent-threats" } });
+    // The attacks run as plain `docker exec` commands (agent-path commands attacking their own agent: agent-commands.test.ts).
+    sandbox = await createTestSandbox({ metadata: { test: "agent-threats" } }, { agentCommands: "off" });
   });
   afterAll(async () => {
     await sandbox?.kill();

@@ -15,6 +15,38 @@ export interface SandboxAgentClientOptions {
   readonly interruptGraceMs?: number;
   /** Output bytes per stream the agent forwards for one run; the rest is dropped inside the sandbox. Default 16 MiB. */
   readonly outputLimitBytes?: number;
+  /**
+   * The backend's own enforcement, so that commands through the agent keep it (adr/0025): each command carries an
+   * audit tag the backend's verified kill finds, and a SIGKILL exit is checked for the out-of-memory killer. Without
+   * it, commands through the agent are killed by the agent itself (verified only within the command's session).
+   */
+  readonly enforcement?: AgentCommandEnforcement;
+}
+
+/**
+ * What a backend gives the sandbox agent so that commands through it are held to the same rules as the backend's own
+ * spawn (adr/0025): verified kills by audit tag, the out-of-memory report, and the lost-sandbox rule.
+ */
+export interface AgentCommandEnforcement {
+  /**
+   * Starts the agent itself, like the driver's `spawn` but with the process's audit tag (`/proc/self/loginuid`)
+   * left unset, so that each command the agent starts can set its own; `kill()` must end the agent and everything
+   * it started for code (the agent tags its interpreters with `SBX_AGENT_INTERPRETER_TAG` when that variable is set).
+   */
+  spawnAgent(request: SpawnRequest): Promise<SpawnedProcess>;
+  /** A fresh audit tag for one command (a decimal number the kernel accepts as a loginuid). */
+  newTag(): string;
+  /**
+   * Kills every process carrying `tag` and resolves only once the backend verified none is left; rejects with a
+   * typed error otherwise (the backend escalates, as its own kill does).
+   */
+  killTagged(tag: string): Promise<void>;
+  /** After a command died of a SIGKILL sbx did not send: whether the out-of-memory killer sent it (null: unknown). */
+  outOfMemoryKilled(): Promise<boolean | null>;
+  /** The backend's lost-sandbox error when the sandbox is gone (asked after a failure), else undefined. */
+  lostError(cause?: unknown): Promise<Error | undefined>;
+  /** Variables every command gets beneath its own (Docker: the egress proxy's). Default none. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /** A run's extras beyond `CodeRequest`: an agent-side deadline and an output limit. */
@@ -25,7 +57,14 @@ export interface AgentRunOptions {
   readonly outputLimitBytes?: number;
 }
 
+type ClientSettings = Required<Omit<SandboxAgentClientOptions, "enforcement">> & Pick<SandboxAgentClientOptions, "enforcement">;
+
 const MAX_RESULTS_PER_RUN = 1000;
+/** How long the agent may take to report a command's exit after the backend verified its kill. */
+const EXIT_AFTER_KILL_MS = 5_000;
+/** While commands run through the agent: how often it is pinged, and how long it may leave a ping unanswered. */
+const COMMAND_HEARTBEAT_MS = 2_000;
+const AGENT_ANSWER_MS = 10_000;
 const STDERR_TAIL_BYTES = 4096;
 const LOST_MEMORY = 1024;
 
@@ -48,11 +87,12 @@ class AgentSession {
 
   constructor(readonly process: SpawnedProcess | undefined, private readonly backend: string, private readonly onEnd: (session: AgentSession, reason: string) => void) {}
 
-  static async start(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: Required<SandboxAgentClientOptions>, onEnd: (session: AgentSession, reason: string) => void): Promise<AgentSession> {
+  static async start(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: ClientSettings, onEnd: (session: AgentSession, reason: string) => void): Promise<AgentSession> {
     let session: AgentSession | undefined;
     const early: Uint8Array[] = [];
     const earlyErr: Uint8Array[] = [];
-    const process = await driver.spawn({
+    const spawn = options.enforcement ? (request: SpawnRequest) => options.enforcement!.spawnAgent(request) : (request: SpawnRequest) => driver.spawn(request);
+    const process = await spawn({
       command: agentCommandLine(),
       cwd: driver.workspace,
       env: { ...defaultEnvironment(driver.workspace), PYTHONUNBUFFERED: "1" },
@@ -100,6 +140,56 @@ class AgentSession {
   }
 
   exitCode: number | undefined;
+
+  private liveCommands = 0;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private unansweredSince: number | undefined;
+
+  /**
+   * A command through the agent started: while any runs, the agent is pinged every 2 s, and one that has not answered
+   * for 10 s (stopped from inside, hung) is killed, so its commands fail typed instead of waiting forever for an exit
+   * report that cannot come.
+   */
+  commandStarted(): void {
+    this.liveCommands++;
+    if (this.heartbeat || this.ended) return;
+    this.heartbeat = setInterval(() => this.beat(), COMMAND_HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** A command through the agent ended (see `commandStarted`). */
+  commandEnded(): void {
+    this.liveCommands = Math.max(0, this.liveCommands - 1);
+    if (this.liveCommands === 0) this.stopHeartbeat();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.unansweredSince = undefined;
+  }
+
+  private beat(): void {
+    if (this.ended) return this.stopHeartbeat();
+    if (this.unansweredSince !== undefined) {
+      if (Date.now() - this.unansweredSince < AGENT_ANSWER_MS) return;
+      this.end(`the sandbox agent did not answer for ${AGENT_ANSWER_MS} ms while commands ran (stopped or hung); it was killed`);
+      void this.kill();
+      return;
+    }
+    this.unansweredSince = Date.now();
+    try {
+      const id = this.request(null, { type: "ping" }, {
+        onFrame: () => {
+          this.pending.delete(id);
+          this.unansweredSince = undefined;
+        },
+        fail: () => {},
+      });
+    } catch {
+      // Ended meanwhile.
+    }
+  }
 
   receiveStderr(chunk: Uint8Array): void {
     this.stderrTail = (this.stderrTail + Buffer.from(chunk).toString("utf8")).slice(-STDERR_TAIL_BYTES);
@@ -160,6 +250,7 @@ class AgentSession {
     if (exitCode !== undefined) this.exitCode = exitCode;
     if (this.ended) return;
     this.ended = reason;
+    this.stopHeartbeat();
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const request of pending) request.fail(this.lostError(request.contextId, reason));
@@ -183,8 +274,9 @@ export class SandboxAgentClient {
   private starting: Promise<AgentSession> | undefined;
   private readonly owners = new Map<string, AgentSession>();
   private readonly lost = new Map<string, string>();
-  private readonly options: Required<SandboxAgentClientOptions>;
+  private readonly options: ClientSettings;
   private stopped = false;
+  private startedForCommands = false;
 
   constructor(private readonly driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: SandboxAgentClientOptions) {
     this.options = { startTimeoutMs: 30_000, interruptGraceMs: 2_000, outputLimitBytes: 16 * 1024 * 1024, ...options };
@@ -393,46 +485,124 @@ export class SandboxAgentClient {
   }
 
   /**
-   * Starts a shell command through the running agent (its own session, raw output streamed, stdin, process-group
-   * kill). Fails (so the caller can use its plain path) when no agent is running. `kill()` resolves only once the
-   * agent has seen the command exit; if it has not within 5 s, the whole agent is killed through the driver.
+   * True while an agent is running that can hold commands to the backend's enforcement: with `enforcement`, only an
+   * agent whose audit tag is unset (its `hello` says `command_tags: true`) qualifies; without it, any running agent.
+   */
+  get commandsReady(): boolean {
+    if (!this.warm) return false;
+    return !this.options.enforcement || this.session!.hello?.command_tags === true;
+  }
+
+  /**
+   * Starts the agent for commands, once per client: later calls (and a failed start) return at once. The first
+   * command of a sandbox whose backend chose to start the agent for commands waits for it.
+   */
+  async startForCommands(): Promise<void> {
+    if (this.startedForCommands || this.stopped) return;
+    this.startedForCommands = true;
+    await this.current().catch(() => undefined);
+  }
+
+  /**
+   * Starts a shell command through the running agent (its own session, raw output streamed, stdin). Fails (so the
+   * caller can use its plain path) when no suitable agent is running or the agent refuses before the command started.
+   * With `enforcement`, the command carries an audit tag: `kill()` is the backend's verified kill of that tag, a
+   * SIGKILL exit is checked for the out-of-memory killer, and if the agent dies the command's processes are killed
+   * through the backend before its `exit` rejects. Without it, `kill()` asks the agent (resolving once it saw the
+   * command exit; if it does not within 5 s, the whole agent is killed through the driver).
    */
   async spawnCommand(request: SpawnRequest): Promise<SpawnedProcess> {
     const session = this.session;
-    if (!session || session.ended) throw new ProviderError({ backend: this.options.backend, message: "No sandbox agent is running." });
-    let resolveExit!: (value: { exitCode: number }) => void;
+    const enforcement = this.options.enforcement;
+    if (!session || session.ended || !this.commandsReady) throw new ProviderError({ backend: this.options.backend, message: "No sandbox agent that can run commands is running." });
+    const backend = this.options.backend;
+    const tag = enforcement?.newTag();
+    let settled = false;
+    let spawnedYet = false;
+    let resolveExit!: (value: { exitCode: number; outOfMemoryKilled?: boolean | null }) => void;
     let rejectExit!: (error: Error) => void;
-    const exit = new Promise<{ exitCode: number }>((resolve, reject) => {
-      resolveExit = resolve;
-      rejectExit = reject;
+    const exit = new Promise<{ exitCode: number; outOfMemoryKilled?: boolean | null }>((resolve, reject) => {
+      resolveExit = (value) => {
+        if (settled) return;
+        settled = true;
+        if (spawnedYet) session.commandEnded();
+        resolve(value);
+      };
+      rejectExit = (error) => {
+        if (settled) return;
+        settled = true;
+        if (spawnedYet) session.commandEnded();
+        reject(error);
+      };
     });
     exit.catch(() => {});
-    let exited = false;
+    /** Set once sbx asked for the kill: a SIGKILL exit is then ours, not the OOM killer's nor a lost sandbox's. */
+    let killRequested = false;
+    let killVerified = false;
+    const onExit = async (exitCode: number): Promise<void> => {
+      if (!enforcement) return resolveExit({ exitCode });
+      if (exitCode !== 137) return resolveExit({ exitCode, outOfMemoryKilled: false });
+      const outOfMemoryKilled = await enforcement.outOfMemoryKilled().catch(() => null);
+      if (outOfMemoryKilled !== true && !killRequested) {
+        // A SIGKILL nobody in sbx sent may be the sandbox ending under the command: a lost sandbox, not a result.
+        const lost = await enforcement.lostError().catch(() => undefined);
+        if (lost) return rejectExit(lost);
+      }
+      resolveExit({ exitCode, outOfMemoryKilled });
+    };
+    /** The agent is gone: end the command's processes through the backend, then say why the command failed. */
+    const onLost = async (error: Error): Promise<Error> => {
+      if (killVerified) return error;
+      if (tag && enforcement) {
+        try {
+          await enforcement.killTagged(tag);
+        } catch (killError) {
+          return killError instanceof Error ? killError : error;
+        }
+        const lost = await enforcement.lostError(error).catch(() => undefined);
+        if (lost) return lost;
+        return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost (${error.message}); the command's processes were killed (verified). Run it again: the next command uses the plain path.` });
+      }
+      return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` });
+    };
     const started = new Promise<number>((resolve, reject) => {
-      const id = session.request(null, { type: "spawn", command: request.command, cwd: request.cwd, env: request.env, stdin: request.stdin }, {
-        onFrame: (frame) => {
-          const { header, body } = frame;
-          try {
-            if (header.type === "spawned") resolve(id);
-            else if (header.type === "stdout") request.onStdout(body);
-            else if (header.type === "stderr") request.onStderr(body);
-            else if (header.type === "exit") {
-              session.pending.delete(id);
-              exited = true;
-              resolveExit({ exitCode: Number(header.exit_code) });
-            } else if (header.type === "error") {
-              session.pending.delete(id);
-              reject(this.requestError(frame, null));
+      let id = 0;
+      try {
+        id = session.request(null, { type: "spawn", command: request.command, cwd: request.cwd, env: { ...enforcement?.environment, ...request.env }, stdin: request.stdin, ...(tag ? { tag } : {}) }, {
+          onFrame: (frame) => {
+            const { header, body } = frame;
+            try {
+              if (header.type === "spawned") {
+                spawnedYet = true;
+                session.commandStarted();
+                resolve(id);
+              } else if (header.type === "stdout") request.onStdout(body);
+              else if (header.type === "stderr") request.onStderr(body);
+              else if (header.type === "exit") {
+                session.pending.delete(id);
+                void onExit(Number(header.exit_code));
+              } else if (header.type === "error") {
+                session.pending.delete(id);
+                reject(this.requestError(frame, null));
+              }
+            } catch {
+              // A listener defect must not throw into the agent's stream.
             }
-          } catch {
-            // A listener defect must not throw into the agent's stream.
-          }
-        },
-        fail: (error) => {
-          reject(error);
-          rejectExit(new ProviderError({ backend: this.options.backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` }));
-        },
-      });
+          },
+          fail: (error) => {
+            if (!spawnedYet) {
+              // The agent died before it said the command started: make sure nothing of it runs, then let the caller
+              // use its plain path (the rejection of `started`).
+              void onLost(error).then((cause) => (rejectExit(cause), reject(cause)));
+              return;
+            }
+            if (killVerified) return resolveExit({ exitCode: 137, outOfMemoryKilled: false });
+            void onLost(error).then(rejectExit);
+          },
+        });
+      } catch (error) {
+        reject(error);
+      }
     });
     const id = await started;
     let killing: Promise<void> | undefined;
@@ -443,7 +613,23 @@ export class SandboxAgentClient {
       closeStdin: async () => session.send({ type: "stdin_close", target: id }),
       kill: () => {
         killing ??= (async () => {
-          if (exited) return;
+          if (settled) return;
+          killRequested = true;
+          if (tag && enforcement) {
+            // The backend's verified kill of the command's tag (rejects typed when it cannot verify).
+            await enforcement.killTagged(tag);
+            killVerified = true;
+            let timer: NodeJS.Timeout | undefined;
+            const reported = await Promise.race([exit.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_AFTER_KILL_MS)))]);
+            clearTimeout(timer);
+            if (!reported) {
+              // Verified dead, but the agent does not say so: the agent is stuck. Replace it; the exit is known.
+              resolveExit({ exitCode: 137, outOfMemoryKilled: false });
+              session.end("the sandbox agent did not report a killed command's exit; it was killed");
+              await session.kill();
+            }
+            return;
+          }
           try {
             session.request(null, { type: "kill_command", target: id }, { onFrame: () => {}, fail: () => {} });
           } catch {

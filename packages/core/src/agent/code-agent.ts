@@ -1,4 +1,5 @@
 import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
+import { SbxError } from "../errors/index.js";
 import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
@@ -18,14 +19,31 @@ export type SandboxDriverWithAgent = SandboxDriverV1 & Required<Pick<SandboxDriv
 export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClientOptions & {
   /**
    * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
-   * `spawn` otherwise or if the agent refuses. Default `"driver"`: commands always use the driver's `spawn`, which is
-   * where a backend's own kill verification and out-of-memory reporting live (the agent path reports
-   * `outOfMemoryKilled: null` and verifies kills only within the command's session).
+   * `spawn` otherwise or if the agent refuses before the command started. `"driver"`: commands always use the
+   * driver's `spawn`. Default: `"agent"` when `enforcement` is given (the backend's verified kill, out-of-memory report
+   * and lost-sandbox rule then hold on both paths, adr/0025), else `"driver"` (without it, the agent path verifies
+   * kills only within the command's session and reports `outOfMemoryKilled: null`).
    */
   commands?: "agent" | "driver";
+  /**
+   * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
+   * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
+   * leaves commands on the driver's `spawn` (they never wait for a restart).
+   */
+  commandsStartAgent?: boolean;
 }): SandboxDriverWithAgent {
   const agent = new SandboxAgentClient(driver, options);
-  const commandsThroughAgent = options.commands === "agent";
+  const commandsThroughAgent = (options.commands ?? (options.enforcement ? "agent" : "driver")) === "agent";
+  const spawn: SandboxDriverV1["spawn"] = async (request) => {
+    if (!commandsThroughAgent) return driver.spawn(request);
+    if (options.commandsStartAgent && !agent.warm) await agent.startForCommands();
+    if (!agent.commandsReady) return driver.spawn(request);
+    // Refused before the command started (no suitable agent, the agent died first): the plain path.
+    return agent.spawnCommand(request).catch((error: unknown) => {
+      if (SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND") throw error;
+      return driver.spawn(request);
+    });
+  };
   return {
     get id() {
       return driver.id;
@@ -40,7 +58,7 @@ export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClie
       return driver.native;
     },
     agent,
-    spawn: (request) => (commandsThroughAgent && agent.warm ? agent.spawnCommand(request).catch(() => driver.spawn(request)) : driver.spawn(request)),
+    spawn,
     // A per-call output limit, when core passes one, is applied inside the sandbox too.
     runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),

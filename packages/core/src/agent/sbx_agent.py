@@ -1,22 +1,74 @@
 # The sbx sandbox agent, protocol 1. Python 3.8+ standard library only. See docs/agent-protocol.md and adr/0016.
 # Started as `python3 -I -u -c <this source>`: nothing is written to the sandbox's disk.
-import array, ast, base64, builtins, io, json, linecache, os, selectors, signal, socket, struct, subprocess, sys, time, traceback, types
+import os, sys
 
-PROTOCOL = 1
-AGENT_VERSION = "0.1.0"
-MAX_FRAME = 64 * 1024 * 1024
-CHUNK = 65536
-MAX_RESULT_BYTES = 16 * 1024 * 1024
+if sys.version_info < (3, 8):
+    sys.stderr.write("sbx-agent: python3 >= 3.8 is required, found %d.%d\n" % sys.version_info[:2])
+    sys.exit(3)
+
+# Until prctl(PR_SET_DUMPABLE, 0) below, processes of the same uid could ptrace this one: keep that window to Python's
+# start-up plus three small imports and one fork (adr/0025). The zygote is forked here, before the agent reads any
+# request, so that it can set its audit tag (/proc/self/loginuid is writable by the process only while it is
+# dumpable) and every interpreter inherits that tag; the agent itself keeps its loginuid unset, so every command it
+# starts can set its own tag (the kernel lets an unset process set it once; a set one can never change it again).
+import ctypes, signal, socket
+
+AUDIT_UNSET = "4294967295"
+INTERPRETER_TAG = os.environ.pop("SBX_AGENT_INTERPRETER_TAG", "")
+AGENT_END, ZYGOTE_END = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+ZYGOTE_PID = os.fork()
+if ZYGOTE_PID == 0 and INTERPRETER_TAG:
+    try:
+        with open("/proc/self/loginuid", "w") as _handle:
+            _handle.write(INTERPRETER_TAG)
+    except OSError:
+        pass
 
 
 def make_undumpable():
     # Non-dumpable: processes of the same uid can no longer ptrace this one, read its memory or environ, or open
     # its /proc/<pid>/fd/* (so they cannot write forged frames into its pipes). Inherited across fork.
     try:
-        import ctypes
         return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
     except Exception:
         return False
+
+
+UNDUMPABLE = make_undumpable()
+
+
+def traced():
+    # A process that attached before the prctl above stays attached: refuse to serve under a tracer.
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("TracerPid:"):
+                    return line.split()[1] != "0"
+    except (OSError, IndexError):
+        pass
+    return False
+
+
+if traced():
+    sys.stderr.write("sbx-agent: refusing to start under a tracer\n")
+    os._exit(4)
+
+
+def own_loginuid():
+    try:
+        with open("/proc/self/loginuid") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+import array, ast, base64, builtins, io, json, linecache, selectors, shlex, struct, subprocess, time, traceback, types
+
+PROTOCOL = 1
+AGENT_VERSION = "0.1.0"
+MAX_FRAME = 64 * 1024 * 1024
+CHUNK = 65536
+MAX_RESULT_BYTES = 16 * 1024 * 1024
 
 
 def die_with_parent():
@@ -614,6 +666,15 @@ class Run(object):
         self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": (lost == OOM_REASON) if OOM_KILLS_READABLE else None, "dropped": self.dropped})
 
 
+def tagged_script(tag, cwd, command):
+    # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
+    # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
+    # Everything is on the command's first line, which the shell parses whole before running any of it, so a syntax
+    # error there runs nothing at all, tagged or not. If the tag cannot be set, nothing runs (exit 125, said on stderr).
+    return ('echo %s 2>/dev/null >/proc/self/loginuid || { echo "sbx-agent: could not set the command\'s audit tag" >&2; exit 125; }; '
+            'cd -- %s || exit 126; %s' % (tag, shlex.quote(cwd), command))
+
+
 class Command(object):
     """A shell command started by the agent (commands through the agent): its own session, raw output forwarded."""
 
@@ -623,8 +684,14 @@ class Command(object):
         env = dict(os.environ)
         for name, value in (request.get("env") or {}).items():
             env[str(name)] = str(value)
+        tag = request.get("tag")
+        cwd = str(request.get("cwd") or ".")
+        command = str(request.get("command", ""))
+        if tag is not None and not (isinstance(tag, str) and tag.isdigit()):
+            raise ValueError("tag must be a decimal string")
+        argv = ["sh", "-c", tagged_script(tag, cwd, command)] if tag else ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", cwd, command]
         self.process = subprocess.Popen(
-            ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", str(request.get("cwd") or "."), str(request.get("command", ""))],
+            argv,
             env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         self.pending_input = bytearray()
@@ -879,7 +946,10 @@ class Agent(object):
         signal.signal(signal.SIGCHLD, lambda _number, _frame: None)
         self.selector.register(wake_read, selectors.EVENT_READ, (None, "child"))
         self.send({"type": "hello", "id": 0, "protocol": PROTOCOL, "agent": AGENT_VERSION,
-                   "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "undumpable": UNDUMPABLE})
+                   "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "undumpable": UNDUMPABLE,
+                   # Whether commands can carry their own audit tag (this process's loginuid is unset): adr/0025.
+                   "command_tags": own_loginuid() == AUDIT_UNSET,
+                   "interpreter_tag": INTERPRETER_TAG or None})
         while True:
             timeout = self.tick()
             for key, _events in self.selector.select(timeout):
@@ -917,21 +987,15 @@ class Agent(object):
 
 
 def main():
-    if sys.version_info < (3, 8):
-        sys.stderr.write("sbx-agent: python3 >= 3.8 is required, found %d.%d\n" % sys.version_info[:2])
-        sys.exit(3)
-    agent_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    pid = os.fork()
-    if pid == 0:
-        agent_end.close()
-        zygote_main(zygote_end)
+    if ZYGOTE_PID == 0:
+        AGENT_END.close()
+        zygote_main(ZYGOTE_END)
         os._exit(0)
-    zygote_end.close()
+    ZYGOTE_END.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.stdout = sys.stderr
-    Agent(agent_end).serve()
+    Agent(AGENT_END).serve()
 
 
-UNDUMPABLE = make_undumpable()
 main()
