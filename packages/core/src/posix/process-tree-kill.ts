@@ -35,11 +35,16 @@ export function newCommandTag(): string {
  * CAP_KILL for root only), so sandboxed code cannot kill the helper. Uses only shell builtins (no fork), so it works
  * with the pids limit exhausted. First every tagged process is stopped (a stopped process cannot fork), then every
  * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone.
- * Exit 0: verified, no tagged process is left. Exit 3/4: did not converge. Exit 5: the kernel has no loginuid.
+ * Exit 0: verified, no tagged process is left. Exit 3/4: did not converge. Exit 5: tags cannot be trusted here,
+ * either because the kernel has no loginuid or because this helper (started the same way as every command) already
+ * has one set, so the command wrapper's tag write failed and nothing carries the tag (an engine started from a login
+ * session): finding nothing must not read as "verified". The caller then falls back to `KILL_USER_SCRIPT`.
  * Argument: $1 the tag.
  */
 export const KILL_TREE_SCRIPT = [
   "[ -r /proc/self/loginuid ] || exit 5",
+  "o=; read o 2>/dev/null </proc/self/loginuid",
+  '[ "$o" = 4294967295 ] || exit 5',
   't=$1; i=0',
   "while :; do",
   "  f=",
