@@ -1,3 +1,4 @@
+import { shellQuote } from "../posix/shell-quote.js";
 import source from "./sbx_agent.py";
 
 /** The sbx sandbox agent's Python source (stdlib only, Python ≥ 3.8), injected with `python3 -I -u -c`. Protocol 1. */
@@ -5,11 +6,6 @@ export const SBX_AGENT_SOURCE: string = source;
 
 /** The protocol version this copy of core speaks; the agent announces its own in `hello`. */
 export const SBX_AGENT_PROTOCOL = 1;
-
-/** Single-quotes a value for `sh`. */
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The command line that starts the agent through a driver's `spawn` (`sh -c`). It says clearly when python3 is
