@@ -65,7 +65,6 @@ describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
   },
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
   skip: {
-    "policy.missing-cwd": "envd refuses to start a process whose cwd is missing (exit 126 before the command runs) and the adapter reports it as ProviderError; aligning it with the ADR 0020 rule (a command result) is open work",
     // Real E2B (a Jupyter kernel) has these; the emulator's interpreter only sends the last value's text/plain.
     "run-code.rich-html": "the E2B emulator's code interpreter only produces text/plain results (real E2B sends text/html)",
     "run-code.rich-display-order": "the E2B emulator's code interpreter has no display() (real E2B's Jupyter kernel does)",
