@@ -13,7 +13,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "@sbx/core";
-import { KILL_PROCESS_TREE_SCRIPT } from "@sbx/core/adapter";
+import { KILL_PROCESS_TREE_SCRIPT, shellQuote } from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
@@ -68,8 +68,13 @@ function toFileEntry(info: EntryInfoLike): FileEntry {
   };
 }
 
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
+/**
+ * The command as the shell runs it: first `cd` into the working directory, so a missing one is the shell's own
+ * message and exit 126, a command result as on every backend (ADR 0020). envd is not given the `cwd`: it refuses to
+ * start a process whose working directory is missing, which would surface as an error instead.
+ */
+function inWorkingDirectory(request: SpawnRequest): string {
+  return `cd -- ${shellQuote(request.cwd)} || exit 126\n${request.command}`;
 }
 
 /**
@@ -144,7 +149,7 @@ export class E2BDriver implements SandboxDriverV1 {
   private async startWithBytes(request: SpawnRequest, client: ProcessStartClient, envdVersion: string): Promise<{ pid: number; exit: Promise<number> }> {
     const controller = new AbortController();
     const iterator = client.start(
-      { process: { cmd: "/bin/bash", args: ["-l", "-c", request.command], envs: { ...request.env }, cwd: request.cwd }, stdin: request.stdin },
+      { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
       { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
     )[Symbol.asyncIterator]();
     let pid: number;
@@ -186,9 +191,8 @@ export class E2BDriver implements SandboxDriverV1 {
   private async startWithText(request: SpawnRequest): Promise<{ pid: number; exit: Promise<number> }> {
     let handle: CommandHandle;
     try {
-      handle = await this.sandbox.commands.run(request.command, {
+      handle = await this.sandbox.commands.run(inWorkingDirectory(request), {
         background: true,
-        cwd: request.cwd,
         envs: { ...request.env },
         user: this.options.user,
         stdin: request.stdin,
