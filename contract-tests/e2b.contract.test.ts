@@ -64,10 +64,4 @@ describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
     if (!response.ok) throw new Error(`the emulator refused to kill ${sandbox.id}: HTTP ${response.status}`);
   },
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
-  skip: {
-    // Real E2B (a Jupyter kernel) has these; the emulator's interpreter only sends the last value's text/plain.
-    "run-code.rich-html": "the E2B emulator's code interpreter only produces text/plain results (real E2B sends text/html)",
-    "run-code.rich-display-order": "the E2B emulator's code interpreter has no display() (real E2B's Jupyter kernel does)",
-    "run-code.rich-png": "the E2B emulator's code interpreter only produces text/plain results (real E2B sends image/png)",
-  },
 });

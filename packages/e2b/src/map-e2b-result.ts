@@ -16,6 +16,11 @@ export interface E2BResultLike {
   readonly data?: unknown;
   readonly chart?: unknown;
   readonly extra?: Record<string, unknown>;
+  /**
+   * Every field the server sent (the SDK's `Result.raw`). The server puts MIME types it has no field for (for
+   * example `application/vnd.plotly.v1+json`) under `extra`, which the SDK's own `extra` does not carry over.
+   */
+  readonly raw?: Record<string, unknown>;
 }
 
 /**
@@ -37,14 +42,19 @@ export const E2B_RESULT_MIME_TYPES = {
   chart: "application/vnd.e2b.chart+json",
 } as const;
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 function asText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 /**
  * Maps one E2B result (from the code interpreter's own result channel, never from stdout) to the core
- * `ExecutionResult`: a MIME bundle. Fields E2B did not send are left out; unknown extra formats keep their key
- * when it already looks like a MIME type.
+ * `ExecutionResult`: a MIME bundle. Fields E2B did not send (absent or null) are left out; the other formats
+ * (the server's `extra`, and top-level fields the SDK does not know) keep their key when it already looks like a MIME
+ * type.
  */
 export function mapE2BResult(result: E2BResultLike): ExecutionResult {
   const data: Record<string, string> = {};
@@ -52,7 +62,9 @@ export function mapE2BResult(result: E2BResultLike): ExecutionResult {
     const value = (result as unknown as Record<string, unknown>)[field];
     if (value !== undefined && value !== null) data[mime] = asText(value);
   }
-  for (const [key, value] of Object.entries(result.extra ?? {})) {
+  const serverExtra = result.raw?.extra;
+  const extraFormats = { ...(isPlainObject(serverExtra) ? serverExtra : {}), ...result.extra };
+  for (const [key, value] of Object.entries(extraFormats)) {
     if (value === undefined || value === null) continue;
     data[key.includes("/") ? key : `application/vnd.e2b.${key}`] = asText(value);
   }

@@ -1,3 +1,5 @@
+import { codeInterpreterDisplaySource } from "./code-interpreter-display.js";
+
 /**
  * Source of the Python driver copied into every sandbox. One driver process
  * backs one code context: it reads JSON requests (one per line) on stdin and
@@ -21,6 +23,9 @@ def _emit(message):
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
+`
+  + codeInterpreterDisplaySource
+  + String.raw`
 
 
 class _Stream(io.TextIOBase):
@@ -124,36 +129,32 @@ for _line in _input:
     _env = _request.get("env_vars") or {}
     _saved = {key: os.environ.get(key) for key in _env}
     os.environ.update({key: str(value) for key, value in _env.items()})
+    _begin_cell()
+    _code = _request.get("code", "")
     try:
         _executing = True
-        _tree = ast.parse(_request.get("code", ""), "<cell>", "exec")
+        _tree = ast.parse(_code, "<cell>", "exec")
         _last = None
         if _tree.body and isinstance(_tree.body[-1], ast.Expr):
             _last = ast.Expression(_tree.body.pop().value)
         exec(compile(_tree, "<cell>", "exec"), _namespace)
         if _last is not None:
             _value = eval(compile(_last, "<cell>", "eval"), _namespace)
-            if _value is not None:
-                _namespace["_"] = _value
-                _text = repr(_value)
-                # The real server (template/server/api/models/result.py) strips one pair of enclosing
-                # quotes from every text/plain result, so a str shows without its quotes.
-                if (_text.startswith("'") and _text.endswith("'")) or (_text.startswith('"') and _text.endswith('"')):
-                    _text = _text[1:-1]
-                _emit({"type": "result", "is_main_result": True, "text": _text})
+            # The displayhook: the main result with every MIME type the display formatter gives.
+            _display_last_value(_value, _code, _namespace)
     except BaseException as _error:
         _executing = False
         _tb = _error.__traceback__
         while _tb is not None and os.path.abspath(_tb.tb_frame.f_code.co_filename) == _driver_file:
             _tb = _tb.tb_next
-        _emit({
-            "type": "error",
-            "name": type(_error).__name__,
-            "value": str(_error),
-            "traceback": "".join(traceback.format_exception(type(_error), _error, _tb)),
-        })
+        _report_error(_error, _tb)
     finally:
         _executing = False
+        try:
+            # post_execute: the inline backend shows the figures still open, also after an error.
+            _flush_figures()
+        except BaseException as _error:
+            _report_error(_error, _error.__traceback__)
         sys.stdout.flush()
         sys.stderr.flush()
         for _capture in _captures:

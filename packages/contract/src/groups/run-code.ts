@@ -60,10 +60,11 @@ export function registerRunCodeTests(harness: ContractHarness): void {
 
     contractTest("run-code.rich-display-order", "with RICH_RESULTS, display() of two objects gives two results, in order, not main", async () => {
       await using sandbox = await harness.createSandbox();
-      const execution = await sandbox.runCode("display('first')\ndisplay(2)\nprint('printed')");
+      // Values whose text/plain has no quotes: E2B's server strips one pair of enclosing quotes from text/plain.
+      const execution = await sandbox.runCode("display(1)\ndisplay([2, 3])\nprint('printed')");
       expect(execution.error).toBeNull();
       const displayed = execution.results!.filter((result) => !result.isMainResult);
-      expect(displayed.map((result) => result.data["text/plain"])).toEqual(["'first'", "2"]);
+      expect(displayed.map((result) => result.data["text/plain"])).toEqual(["1", "[2, 3]"]);
       expect(execution.results!.filter((result) => result.isMainResult)).toEqual([]);
       expect(execution.stdout).toBe("printed\n");
     });
