@@ -132,7 +132,7 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
 export function posixFileOperations(driver: SpawningDriver): PosixFileOperations {
   return posixFileOperationsOver({
     run: (request) => runPosixScript(driver, request),
-    read: (request) => posixReadStart(driver, request.args[0]!, { signal: request.signal }),
+    read: (request) => posixScriptReadStart(driver, request),
   });
 }
 
@@ -147,14 +147,16 @@ export function sortEntries(entries: FileEntry[]): FileEntry[] {
  * is handed out. Cancelling the stream kills the helper.
  */
 export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-  const start = await posixReadStart(driver, path, options);
+  const start = await posixScriptReadStart(driver, { script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: options.signal });
   if (start.kind === "streaming") return start.body;
   checkPosixFileResult("read", path, start);
   return new ReadableStream({ start: (controller) => controller.close() });
 }
 
-/** Starts the read script through `spawn`: resolves with the stream once the first byte arrived, or how it ended. */
-async function posixReadStart(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<PosixReadStart> {
+/** Starts a read script (`$1` the path) through `spawn`: resolves with the stream once the first byte arrived, or how it ended. */
+async function posixScriptReadStart(driver: SpawningDriver, request: PosixScriptRequest): Promise<PosixReadStart> {
+  const [path = ""] = request.args;
+  const options = { signal: request.signal };
   const pending: Uint8Array[] = [];
   let stderr = "";
   let wake: (() => void) | undefined;
@@ -166,7 +168,7 @@ async function posixReadStart(driver: SpawningDriver, path: string, options: { s
   let exited: { exitCode: number } | undefined;
   let failure: unknown;
   const process = await driver.spawn({
-    command: shellScript(POSIX_READ_SCRIPT, "sbx-read", [path]),
+    command: shellScript(request.script, request.name, request.args),
     cwd: driver.workspace,
     env: helperEnvironment(driver.workspace),
     stdin: false,
