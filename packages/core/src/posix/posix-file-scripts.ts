@@ -35,7 +35,7 @@ export const POSIX_READ_SCRIPT = [
 /**
  * Writes stdin to a temporary name next to the target, then renames it over the target with `mv -T` (a final
  * symlink is replaced, never written through, even one swapped in meanwhile); nothing is left behind on failure.
- * $1 the path, $2 a random suffix.
+ * $1 the path, $2 a random suffix, $3 the expected size in bytes when known (a short input is refused, not renamed).
  */
 export const POSIX_WRITE_SCRIPT = [
   POSIX_FILE_PRELUDE,
@@ -47,6 +47,7 @@ export const POSIX_WRITE_SCRIPT = [
   't="$r/.sbx-upload-$2"; f="$r/${1##*/}"',
   "trap 'rm -f -- \"$t\"' EXIT",
   'e=$( { cat > "$t"; } 2>&1 ) || { rm -f -- "$t"; readonly_fs "$e"; case "$e" in *"No space left"*) exit 49;; esac; echo "$e" >&2; exit 50; }',
+  'if [ -n "$3" ]; then n=$(($(wc -c < "$t"))); [ "$n" -eq "$3" ] || { echo "the sandbox received $n of $3 bytes; nothing was written" >&2; exit 50; }; fi',
   'move_over "$t" "$f" || { readonly_fs "$e"; echo "$e" >&2; exit 50; }',
   "trap - EXIT",
 ].join("\n");

@@ -92,7 +92,8 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
       return new ReadableStream({ start: (controller) => controller.close() });
     },
     async writeFile(path, data, writeOptions) {
-      checkPosixFileResult("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, randomSuffix()], writeOptions.signal, data), backend);
+      const size = writeOptions.sizeBytes === undefined ? "" : String(writeOptions.sizeBytes);
+      checkPosixFileResult("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, randomSuffix(), size], writeOptions.signal, data), backend);
     },
     async list(path, listOptions) {
       const result = await run(POSIX_LIST_SCRIPT, "sbx-list", [path], listOptions.signal);
