@@ -10,6 +10,13 @@ async function hostExists(path: string): Promise<boolean> {
   return access(path).then(() => true, () => false);
 }
 
+/** Fills a host folder with `hello.txt` ("from the host"), both writable for everyone: only a mount can refuse writes. */
+async function fillWritableForEveryone(hostFolder: string): Promise<void> {
+  await chmod(hostFolder, 0o777);
+  await writeFile(join(hostFolder, "hello.txt"), "from the host");
+  await chmod(join(hostFolder, "hello.txt"), 0o666);
+}
+
 /** Registers the host mount tests (`HOST_MOUNTS`), or their refusal when it is off. */
 export function registerMountsTests(harness: ContractHarness): void {
   const { contractTest, capabilities, options } = harness;
@@ -27,9 +34,7 @@ export function registerMountsTests(harness: ContractHarness): void {
   contractTest("mounts.read-only", "a read-only mount is readable and not writable", async () => {
     const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
     try {
-      await chmod(hostFolder, 0o777);
-      await writeFile(join(hostFolder, "hello.txt"), "from the host");
-      await chmod(join(hostFolder, "hello.txt"), 0o666);
+      await fillWritableForEveryone(hostFolder);
       await using sandbox = await harness.createSandbox({ mounts: [{ hostPath: hostFolder, sandboxPath: `${mountPath}-ro`, readOnly: true }] });
       expect((await sandbox.commands.run(`cat ${mountPath}-ro/hello.txt`)).stdout).toBe("from the host");
       const write = await sandbox.commands.run(`echo changed > ${mountPath}-ro/hello.txt; echo new > ${mountPath}-ro/new.txt`);
@@ -44,10 +49,7 @@ export function registerMountsTests(harness: ContractHarness): void {
   contractTest("mounts.read-only-files-api", "writes to a read-only mount through the files API are PathError read-only (write, mkdir, remove, rename) and change nothing on the host", async () => {
     const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
     try {
-      // Writable for everyone, so what refuses the writes is the mount, not the folder's permissions.
-      await chmod(hostFolder, 0o777);
-      await writeFile(join(hostFolder, "hello.txt"), "from the host");
-      await chmod(join(hostFolder, "hello.txt"), 0o666);
+      await fillWritableForEveryone(hostFolder);
       // The files API is confined to the workspace, so the mount goes inside it: learn where the workspace is first.
       let workspace: string;
       {
