@@ -64,7 +64,4 @@ describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
     if (!response.ok) throw new Error(`the emulator refused to kill ${sandbox.id}: HTTP ${response.status}`);
   },
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
-  skip: {
-    "policy.missing-cwd": "envd refuses to start a process whose cwd is missing (exit 126 before the command runs) and the adapter reports it as ProviderError; aligning it with the ADR 0020 rule (a command result) is open work",
-  },
 });

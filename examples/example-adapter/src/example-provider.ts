@@ -28,15 +28,15 @@ const ID_PATTERN = /^sbx-example-[0-9a-f]{16}$/;
 export function createExampleProvider(settings: ExampleProviderSettings = {}): SandboxProviderV1 {
   const root = settings.root ?? join(tmpdir(), "sbx-example");
   const timers = new Map<string, NodeJS.Timeout>();
-  const agents = new Map<string, Set<() => Promise<void>>>();
+  // What ends with a sandbox, after its folder (so a command running at the end sees the loss, ADR 0023): agent, commands.
+  const stops = new Map<string, Set<() => Promise<void>>>();
+  const track = (id: string, stop: () => Promise<void>) => (stops.get(id) ?? stops.set(id, new Set()).get(id)!).add(stop);
   let version: Promise<string> | undefined;
   async function destroy(id: string): Promise<void> {
-    clearTimeout(timers.get(id));
-    timers.delete(id);
-    const stops = [...(agents.get(id) ?? [])];
-    agents.delete(id);
-    await Promise.allSettled(stops.map((stop) => stop())); // An expired sandbox must not leave its agent running.
+    clearTimeout(timers.get(id)); timers.delete(id);
     await rm(join(root, id), { recursive: true, force: true });
+    const ending = [...(stops.get(id) ?? [])]; stops.delete(id);
+    await Promise.allSettled(ending.map((stop) => stop()));
   }
   async function open(id: string, state: SandboxState, options: ResolvedCreateOptions): Promise<SandboxDriverV1> {
     const folder = join(root, id);
@@ -61,7 +61,8 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       },
       async spawn(request) {
         await alive();
-        const spawned = spawnInNamespace(request, { denyEgress });
+        const spawned = spawnInNamespace(request, { denyEgress }), stop = () => spawned.kill();
+        track(id, stop); void spawned.exit.finally(() => stops.get(id)?.delete(stop)).catch(() => {});
         return { ...spawned, exit: spawned.exit.then(async (value) => (await alive(), value)) };
       },
       // Files go through our own spawn with core's POSIX helpers: the same policy as core's defaults (ADR 0020).
@@ -70,10 +71,9 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       destroy: () => destroy(id),
     };
     const driver = withCodeAgent(thin, { backend: "example" });
-    (agents.get(id) ?? agents.set(id, new Set()).get(id)!).add(() => driver.agent.stop());
+    track(id, () => driver.agent.stop());
     return driver;
   }
-
   return {
     specificationVersion: "sbx-v1",
     backend: "example",

@@ -99,6 +99,7 @@ export const CONTRACT_TEST_IDS = [
   "audit.environment-names",
 
   "mounts.read-only",
+  "mounts.read-only-files-api",
   "mounts.read-write",
   "mounts.refused",
 
@@ -133,6 +134,7 @@ export const CONTRACT_TEST_IDS = [
   "lost-sandbox.every-call",
   "lost-sandbox.first-call-is-a-file-operation",
   "lost-sandbox.mid-command",
+  "lost-sandbox.lifetime-ends",
 ] as const;
 
 /** One contract test id, for example `"commands.timeout-kills-tree"`. */

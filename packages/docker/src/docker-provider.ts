@@ -14,7 +14,7 @@ import {
   type SandboxDriverV1,
   type SandboxProviderV1,
 } from "@sbx/core";
-import { newCommandTag, throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
+import { createOutOfMemoryProbe, newCommandTag, OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, throwIfAborted, withCodeAgent } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
@@ -30,7 +30,7 @@ import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
 import { planEgressTransport, type EgressTransportPlan } from "./egress/egress-transport.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
-import { SandboxFiles } from "./sandbox-files.js";
+import { sandboxFiles } from "./sandbox-files.js";
 import { describeEndpoint, parseDockerSettings, resolveEndpoint, type AgentCommandsMode, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
 
 /** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
@@ -83,11 +83,9 @@ function createContainerRaw(docker: Docker, config: Docker.ContainerCreateOption
   });
 }
 
-/** Reads the container's out-of-memory kill counter (cgroup v1 `memory.oom_control` or v2 `memory.events`). */
-async function readOomKillCount(container: Docker.Container): Promise<number | null> {
-  const result = await runArgv(container, ["sh", "-c", "cat /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null || cat /sys/fs/cgroup/memory.events 2>/dev/null"], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
-  const match = /^oom_kill (\d+)$/m.exec(result.stdout.toString("utf8"));
-  return match ? Number(match[1]) : null;
+/** Runs core's OOM probe (the cgroup's `oom_kill` counter) as root, which sandboxed code cannot interfere with. */
+async function readOutOfMemoryCounters(container: Docker.Container): Promise<string> {
+  return (await runArgv(container, ["sh", "-c", OUT_OF_MEMORY_PROBE_SCRIPT], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 })).stdout.toString("utf8");
 }
 
 function removeQuietly(container: Docker.Container): Promise<void> {
@@ -104,8 +102,8 @@ const KILL_VERIFY_TIMEOUT_MS = 10_000;
 /** Builds the driver for one running, verified container. */
 function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit: DriverAudit, oomBaseline: number | null, deadManSwitch?: { release(): void }, egress?: SandboxEgress, agentCommands: AgentCommandsMode = "warm"): SandboxDriverV1 {
   const container = docker.getContainer(id);
-  const files = new SandboxFiles(container, policy.user, policy.workspace);
-  let oomKills = oomBaseline;
+  const files = sandboxFiles(container, policy.user, policy.workspace);
+  const outOfMemory = createOutOfMemoryProbe(() => readOutOfMemoryCounters(container), oomBaseline);
   let destroyed: Promise<void> | undefined;
   let lost: SandboxNotFoundError | undefined;
   const markLost = (detail: string, cause?: unknown): SandboxNotFoundError => {
@@ -160,13 +158,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     return endSandbox(outcome.reason);
   };
 
-  const checkOutOfMemory = async (): Promise<boolean | null> => {
-    const count = await readOomKillCount(container);
-    if (count === null) return null;
-    const previous = oomKills ?? 0;
-    oomKills = count;
-    return count > previous;
-  };
+  const checkOutOfMemory = () => outOfMemory.changed();
   const killAgentProcess = async (pid: string, startTime: string): Promise<void> => {
     if (lost) throw lost;
     const killing = runArgv(container, ["sh", "-c", AGENT_PROCESS_KILL_SCRIPT, "sbx-kill-agent", pid, startTime], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
@@ -369,7 +361,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     const mismatches = findMismatches(policy, inspect);
     if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
     const engineInfo = await engineInfoOf(docker, endpoint);
-    const baseline = await readOomKillCount(container).catch(() => null);
+    const baseline = parseOutOfMemoryKills(await readOutOfMemoryCounters(container).catch(() => ""));
     return createDriver(docker, inspect.Id, policy, auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]), baseline, undefined, undefined, resolved.agentCommands);
   }
 

@@ -57,19 +57,17 @@ function entryType(type: string | undefined): FileEntry["type"] {
   return "other";
 }
 
-function toFileEntry(info: EntryInfoLike): FileEntry {
-  return {
-    name: info.name,
-    path: info.path,
-    // envd describes a symlink by what it points to and names the target; sbx reports the link itself.
-    type: info.symlinkTarget ? "symlink" : entryType(info.type),
-    size: Number(info.size ?? 0),
-    modifiedAt: info.modifiedTime instanceof Date ? info.modifiedTime : null,
-  };
+/**
+ * The command as the shell runs it: first `cd` into the working directory, so a missing one is the shell's own
+ * message and exit 126, a command result as on every backend (ADR 0020). envd is not given the `cwd`: it refuses to
+ * start a process whose working directory is missing, which would surface as an error instead.
+ */
+function inWorkingDirectory(request: SpawnRequest): string {
+  return `cd -- ${shellQuote(request.cwd)} || exit 126\n${request.command}`;
 }
 
 /**
- * One live E2B sandbox as an sbx driver: commands through envd's process API, files through envd's filesystem
+ * One live E2B sandbox as an sbx driver: commands through envd's process API, reads and writes through envd's filesystem
  * API, code through the code interpreter. Every SDK error is mapped by `mapE2BError`.
  */
 export class E2BDriver implements SandboxDriverV1 {
@@ -140,7 +138,7 @@ export class E2BDriver implements SandboxDriverV1 {
   private async startWithBytes(request: SpawnRequest, client: ProcessStartClient, envdVersion: string): Promise<{ pid: number; exit: Promise<number> }> {
     const controller = new AbortController();
     const iterator = client.start(
-      { process: { cmd: "/bin/bash", args: ["-l", "-c", request.command], envs: { ...request.env }, cwd: request.cwd }, stdin: request.stdin },
+      { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
       { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
     )[Symbol.asyncIterator]();
     let pid: number;
@@ -182,9 +180,8 @@ export class E2BDriver implements SandboxDriverV1 {
   private async startWithText(request: SpawnRequest): Promise<{ pid: number; exit: Promise<number> }> {
     let handle: CommandHandle;
     try {
-      handle = await this.sandbox.commands.run(request.command, {
+      handle = await this.sandbox.commands.run(inWorkingDirectory(request), {
         background: true,
-        cwd: request.cwd,
         envs: { ...request.env },
         user: this.options.user,
         stdin: request.stdin,
@@ -418,69 +415,8 @@ export class E2BDriver implements SandboxDriverV1 {
     }
   }
 
-  async list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]> {
-    // envd's ListDir follows the path itself when it is a symlink.
-    const entry = (await this.confine(path, options.signal, true)) as EntryInfoLike | undefined;
-    if (!entry) throw new FileNotFoundError({ backend: "e2b", path });
-    if (entryType(entry.type) !== "directory") throw new PathError({ backend: "e2b", path, reason: "not-a-directory" });
-    try {
-      const entries = (await this.sandbox.files.list(path, { ...this.fileOptions, depth: 1, signal: options.signal })) as EntryInfoLike[];
-      return entries.map(toFileEntry);
-    } catch (error) {
-      throw await this.failure(error, "list a directory", path);
-    }
-  }
-
-  async stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
-    const [, info] = await Promise.all([
-      this.confine(path, options.signal, false),
-      (async () => {
-        try {
-          return (await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal: options.signal })) as EntryInfoLike;
-        } catch (error) {
-          throw await this.failure(error, "stat a file", path);
-        }
-      })(),
-    ]);
-    return toFileEntry(info);
-  }
-
-  async remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
-    // envd removes recursively and succeeds on a missing path, so both are checked first.
-    const info = await this.stat(path, options);
-    if (info.type === "directory" && !options.recursive) {
-      throw new PathError({ backend: "e2b", path, reason: "is-a-directory", message: `Refused to remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.` });
-    }
-    try {
-      await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
-    } catch (error) {
-      throw await this.failure(error, "remove a file", path);
-    }
-  }
-
-  async mkdir(path: string, options: { signal?: AbortSignal }): Promise<void> {
-    // envd creates the missing parents as root, following symlinks on the way.
-    await this.confine(path, options.signal, false);
-    let created: boolean;
-    try {
-      created = await this.sandbox.files.makeDir(path, { ...this.fileOptions, signal: options.signal });
-    } catch (error) {
-      throw await this.failure(error, "make a directory", path);
-    }
-    if (!created) {
-      const info = await this.stat(path, options);
-      if (info.type !== "directory") throw new PathError({ backend: "e2b", path, reason: "exists", message: `Cannot make directory ${JSON.stringify(path)}: a ${info.type} is in the way.` });
-    }
-  }
-
-  async rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void> {
-    await Promise.all([this.confine(from, options.signal, false), this.confine(to, options.signal, false)]);
-    try {
-      await this.sandbox.files.rename(from, to, { ...this.fileOptions, signal: options.signal });
-    } catch (error) {
-      throw await this.failure(error, "rename a file", from);
-    }
-  }
+  // stat, list, remove, mkdir and rename: core's POSIX defaults through spawn (ADR 0020, ADR 0023). They run as the
+  // sandbox's user with the file policy, where envd's filesystem API would run them as root, following symlinks.
 
   async destroy(): Promise<void> {
     if (!this.destroyed) {

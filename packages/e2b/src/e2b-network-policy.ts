@@ -1,5 +1,5 @@
-import { backendsSupporting, CapabilityNotSupportedError, InvalidArgumentError, type NetworkPolicy, type PolicyRecord } from "@sbx/core";
-import { isIPv4, isIPv6 } from "node:net";
+import type { NetworkPolicy, PolicyRecord } from "@sbx/core";
+import { parseAllowlistHost, type AllowlistHostRules } from "@sbx/core/adapter";
 
 /** E2B's "all IPv4 traffic" sentinel (`ALL_TRAFFIC` in the SDK). */
 export const E2B_ALL_TRAFFIC = "0.0.0.0/0";
@@ -20,23 +20,13 @@ export interface E2BNetworkPlan {
   readonly record: PolicyRecord<NetworkPolicy>;
 }
 
-const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-function isHostName(value: string): boolean {
-  if (value.length > 253) return false;
-  const labels = value.split(".");
-  return labels.every((label) => HOST_LABEL.test(label)) && !/^\d+$/.test(labels[labels.length - 1]!);
-}
-
-function isIPv4Cidr(value: string): boolean {
-  const [address, prefix, ...rest] = value.split("/");
-  return rest.length === 0 && isIPv4(address ?? "") && prefix !== undefined && /^\d{1,2}$/.test(prefix) && Number(prefix) <= 32;
-}
-
-function isIPv6Form(value: string): boolean {
-  const [address, prefix, ...rest] = value.split("/");
-  return rest.length === 0 && isIPv6(address ?? "") && (prefix === undefined || /^\d{1,3}$/.test(prefix));
-}
+/** How E2B's egress rules read an allowlist entry (core's `parseAllowlistHost`). */
+const E2B_ALLOWLIST_RULES: AllowlistHostRules = {
+  backend: "e2b",
+  ipv6Refusal: "E2B's egress rules (allowOut/denyOut) are IPv4 only",
+  wildcardRule: "E2B only accepts a single leading wildcard label, such as \"*.example.com\" (subdomains at any depth, not the apex)",
+  singleLabelNames: true,
+};
 
 /**
  * Maps one allowlist entry onto an E2B `allowOut` entry, or refuses it. E2B accepts IPv4 addresses, IPv4 CIDR
@@ -45,25 +35,7 @@ function isIPv6Form(value: string): boolean {
  * (URLs, ports, inner wildcards): nothing is approximated.
  */
 export function toAllowOutEntry(entry: string, index: number): string {
-  const field = `network.allow.${index}`;
-  const value = entry.trim().toLowerCase().replace(/\.$/, "");
-  if (isIPv4(value) || isIPv4Cidr(value)) return value;
-  if (isIPv6Form(value)) {
-    throw new CapabilityNotSupportedError({
-      capability: "EGRESS_ALLOWLIST",
-      backend: "e2b",
-      supportedBy: backendsSupporting("EGRESS_ALLOWLIST", "e2b"),
-      detail: `${field} is the IPv6 entry ${JSON.stringify(entry)}; E2B's egress rules (allowOut/denyOut) are IPv4 only, so it was refused rather than approximated`,
-    });
-  }
-  if (value.startsWith("*.") && isHostName(value.slice(2)) && value.slice(2).includes(".")) return value;
-  if (isHostName(value)) return value;
-  const hint = value.includes("*")
-    ? "E2B only accepts a single leading wildcard label, such as \"*.example.com\" (subdomains at any depth, not the apex)"
-    : value.includes("://") || value.includes(":") || value.includes("/")
-      ? "give a host name, an IPv4 address or an IPv4 CIDR range, without scheme, port or path"
-      : "not a host name, IPv4 address or IPv4 CIDR range";
-  throw new InvalidArgumentError({ field, backend: "e2b", message: `Invalid ${field} ${JSON.stringify(entry)}: ${hint}.` });
+  return parseAllowlistHost(entry, index, E2B_ALLOWLIST_RULES).value;
 }
 
 /**
@@ -86,8 +58,8 @@ export function planE2BNetwork(policy: NetworkPolicy): E2BNetworkPlan {
       },
     };
   }
-  const allowOut = (policy.allow ?? []).map((entry, index) => toAllowOutEntry(entry, index));
-  const unique = [...new Set(allowOut)];
+  const hosts = (policy.allow ?? []).map((entry, index) => parseAllowlistHost(entry, index, E2B_ALLOWLIST_RULES));
+  const unique = [...new Set(hosts.map((host) => host.value))];
   if (unique.length === 0) {
     return {
       request: { allowInternetAccess: false, network: { allowOut: [], denyOut: [E2B_ALL_TRAFFIC] } },
@@ -98,7 +70,7 @@ export function planE2BNetwork(policy: NetworkPolicy): E2BNetworkPlan {
       },
     };
   }
-  const hasDomains = unique.some((entry) => !isIPv4(entry) && !isIPv4Cidr(entry));
+  const hasDomains = hosts.some((host) => host.kind === "domain");
   return {
     request: { network: { allowOut: unique, denyOut: [E2B_ALL_TRAFFIC] } },
     record: {

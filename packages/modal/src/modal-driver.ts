@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { concatenateBytes, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
+import { SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { checkPosixFileResult, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
@@ -32,17 +32,6 @@ async function pump(stream: ReadableStream<Uint8Array>, deliver: (chunk: Uint8Ar
   } finally {
     reader.releaseLock();
   }
-}
-
-async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  const reader = stream.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? chunks[0]! : concatenateBytes(chunks);
 }
 
 /**
@@ -206,21 +195,12 @@ export class ModalDriver implements SandboxDriverV1 {
 
   /**
    * The file policy of ADR 0020, checked in the sandbox through core's POSIX helpers before Modal's filesystem API
-   * (which follows every symlink and would block forever on a FIFO) touches the path. `read`: the path must be a
-   * regular file reached without leaving the workspace. `write`: the parents must stay inside, and a final symlink is
-   * removed so the write replaces it instead of writing through it.
+   * (which follows every symlink) writes: the parents must stay inside the workspace, and a final symlink is removed
+   * so the write replaces it instead of writing through it.
    */
-  private async checkPolicy(path: string, mode: "read" | "write"): Promise<void> {
-    const script = [POSIX_FILE_PRELUDE, 'confine_parent "$1"', ...(mode === "read"
-      ? ['[ -e "$1" ] || [ -L "$1" ] || exit 44', 'confine_link "$1"', '[ -e "$1" ] || exit 44', '[ -d "$1" ] && exit 45', '[ -f "$1" ] || exit 48', 'exit 0']
-      : ['if [ -L "$1" ]; then rm -f -- "$1"; fi', '[ -d "$1" ] && exit 45', 'exit 0'])].join("\n");
-    const result = await runPosixScript(this, { script, name: `sbx-${mode}-check`, args: [path] });
-    if (result.exitCode === 0) return;
-    if (result.exitCode === 44) throw new FileNotFoundError({ backend: "modal", path });
-    if (result.exitCode === 45) throw new PathError({ backend: "modal", path, reason: "is-a-directory", message: `Refused to ${mode} ${JSON.stringify(path)}: it is a directory.` });
-    if (result.exitCode === 47) throw new PathError({ backend: "modal", path, reason: "escapes-workspace", message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace ${this.workspace}.` });
-    if (result.exitCode === 48) throw new PathError({ backend: "modal", path, reason: "not-a-regular-file", message: `Refused to read ${JSON.stringify(path)}: it is not a regular file (a FIFO, device or socket).` });
-    throw new ProviderError({ backend: "modal", message: `Checking ${JSON.stringify(path)} before a file ${mode} failed in the Modal sandbox (exit ${result.exitCode}): ${result.stderr.slice(0, 500)}` });
+  private async prepareWrite(path: string): Promise<void> {
+    const script = [POSIX_FILE_PRELUDE, 'confine_parent "$1"', 'if [ -L "$1" ]; then rm -f -- "$1"; fi', '[ -d "$1" ] && exit 45', "exit 0"].join("\n");
+    checkPosixFileResult("write", path, await runPosixScript(this, { script, name: "sbx-write-check", args: [path] }), "modal");
   }
 
   async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
@@ -236,8 +216,8 @@ export class ModalDriver implements SandboxDriverV1 {
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, _options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
     // Modal's writeBytes takes the whole content (it then streams it to the sandbox in 256 KiB messages).
-    const bytes = await collect(data);
-    await this.checkPolicy(path, "write");
+    const bytes = new Uint8Array(await new Response(data).arrayBuffer());
+    await this.prepareWrite(path);
     try {
       await this.sandbox.filesystem.writeBytes(bytes, path);
     } catch (error) {

@@ -1,5 +1,5 @@
-import { backendsSupporting, CapabilityNotSupportedError, InvalidArgumentError, type NetworkPolicy, type PolicyRecord } from "@sbx/core";
-import { isIPv4, isIPv6 } from "node:net";
+import { backendsSupporting, CapabilityNotSupportedError, type NetworkPolicy, type PolicyRecord } from "@sbx/core";
+import { parseAllowlistHost, type AllowlistHostRules } from "@sbx/core/adapter";
 
 /** The egress fields sent in Modal's create request (`SandboxCreateParams`), exactly as passed to `sandboxes.create`. */
 export interface ModalNetworkRequest {
@@ -19,24 +19,6 @@ export interface ModalNetworkPlan {
   readonly record: PolicyRecord<NetworkPolicy>;
 }
 
-const HOST_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-function isHostName(value: string): boolean {
-  if (value.length > 253 || !value.includes(".")) return false;
-  const labels = value.split(".");
-  return labels.every((label) => HOST_LABEL.test(label)) && !/^\d+$/.test(labels[labels.length - 1]!);
-}
-
-function isIPv4Cidr(value: string): boolean {
-  const [address, prefix, ...rest] = value.split("/");
-  return rest.length === 0 && isIPv4(address ?? "") && prefix !== undefined && /^\d{1,2}$/.test(prefix) && Number(prefix) <= 32;
-}
-
-function isIPv6Form(value: string): boolean {
-  const [address, prefix, ...rest] = value.split("/");
-  return rest.length === 0 && isIPv6(address ?? "") && (prefix === undefined || /^\d{1,3}$/.test(prefix));
-}
-
 function refuse(field: string, entry: string, detail: string): never {
   throw new CapabilityNotSupportedError({
     capability: "EGRESS_ALLOWLIST",
@@ -46,21 +28,18 @@ function refuse(field: string, entry: string, detail: string): never {
   });
 }
 
+/** How Modal's egress allowlists read an entry (core's `parseAllowlistHost`): a domain needs a dot. */
+const MODAL_ALLOWLIST_RULES: AllowlistHostRules = {
+  backend: "modal",
+  ipv6Refusal: "Modal's outboundCidrAllowlist is documented for IPv4 ranges only",
+  wildcardRule: "Modal only accepts a single leading wildcard label, such as \"*.example.com\"",
+};
+
 /** One allowlist entry, classified: an IPv4 CIDR (addresses become /32) or a domain (exact or `*.suffix`). */
 export function classifyAllowEntry(entry: string, index: number): { kind: "cidr" | "domain"; value: string } {
-  const field = `network.allow.${index}`;
-  const value = entry.trim().toLowerCase().replace(/\.$/, "");
-  if (isIPv4(value)) return { kind: "cidr", value: `${value}/32` };
-  if (isIPv4Cidr(value)) return { kind: "cidr", value };
-  if (isIPv6Form(value)) refuse(field, entry, "Modal's outboundCidrAllowlist is documented for IPv4 ranges only");
-  if (value.startsWith("*.") && isHostName(value.slice(2))) return { kind: "domain", value };
-  if (isHostName(value)) return { kind: "domain", value };
-  const hint = value.includes("*")
-    ? "Modal only accepts a single leading wildcard label, such as \"*.example.com\""
-    : value.includes("://") || value.includes(":") || value.includes("/")
-      ? "give a host name, an IPv4 address or an IPv4 CIDR range, without scheme, port or path"
-      : "not a host name, IPv4 address or IPv4 CIDR range";
-  throw new InvalidArgumentError({ field, backend: "modal", message: `Invalid ${field} ${JSON.stringify(entry)}: ${hint}.` });
+  const host = parseAllowlistHost(entry, index, MODAL_ALLOWLIST_RULES);
+  if (host.kind === "ipv4") return { kind: "cidr", value: `${host.value}/32` };
+  return { kind: host.kind === "domain" ? "domain" : "cidr", value: host.value };
 }
 
 /** How Modal enforces each kind of entry, for the audit record. */

@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
 /** Asserts a call is refused with `PathError` of `reason`, a member of the closed, documented union. */
-async function expectPathError(work: () => Promise<unknown>, reason: PathErrorReason): Promise<void> {
+export async function expectPathError(work: () => Promise<unknown>, reason: PathErrorReason): Promise<void> {
   const error = (await expectSbxError(work, "SBX_PATH")) as unknown as { reason: string };
   expect(pathErrorReasonSchema.options).toContain(error.reason);
   expect(error.reason).toBe(reason);

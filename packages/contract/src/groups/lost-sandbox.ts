@@ -2,6 +2,9 @@ import type { Sandbox } from "@sbx/core";
 import { expect, type TestContext } from "vitest";
 import { delay, describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
+/** The sandbox lifetime (`timeoutMs`) `lost-sandbox.lifetime-ends` asks for. */
+export const LIFETIME_END_TEST_LIFETIME_MS = 5_000;
+
 function removerOf(harness: ContractHarness, context: TestContext): (sandbox: Sandbox) => Promise<void> {
   const remove = harness.options.removeOutOfBand;
   if (!remove) context.skip("the adapter's contract options give no removeOutOfBand hook, so the suite cannot remove a sandbox behind sbx's back");
@@ -10,7 +13,8 @@ function removerOf(harness: ContractHarness, context: TestContext): (sandbox: Sa
 
 /**
  * Registers the lost-sandbox tests: a sandbox that disappears (removed out of band, or its lifetime ended) gives one
- * typed error, `SandboxNotFoundError`, on every call from then on, and is reported closed.
+ * typed error, `SandboxNotFoundError`, on every call from then on, and is reported closed. A command running when the
+ * lifetime ends gets the same error (ADR 0023): the sandbox is gone, so there is no exit code to report.
  */
 export function registerLostSandboxTests(harness: ContractHarness): void {
   const { contractTest } = harness;
@@ -51,6 +55,19 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
     expect(sandbox.closed).toBe(true);
     await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
+    await sandbox.kill();
+  });
+
+  contractTest("lost-sandbox.lifetime-ends", "a command running when the sandbox's lifetime ends fails with SandboxNotFoundError (not a result, not a timeout); the sandbox is closed", async () => {
+    // The shortest lifetime that still lets the command start on a loaded machine; a command that did not start in
+    // time meets the same rule (the sandbox is gone), so the outcome does not depend on timing.
+    const sandbox = await harness.createSandbox({ timeoutMs: LIFETIME_END_TEST_LIFETIME_MS });
+    const running = sandbox.commands.run("echo started; sleep 120", { timeoutMs: 110_000 });
+    running.catch(() => {});
+    await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
+    expect(sandbox.closed).toBe(true);
+    await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
+    await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
     await sandbox.kill();
   });
 }

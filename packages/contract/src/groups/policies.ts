@@ -1,12 +1,20 @@
-import { chmod, mkdtemp, readFile, rm, writeFile, access } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, readdir, rm, writeFile, access } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectSandbox, createSandbox } from "@sbx/core";
 import { expect } from "vitest";
+import { expectPathError } from "./file-policy.js";
 import { countingProvider, describeGroup, expectCapabilityRefused, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
 
 async function hostExists(path: string): Promise<boolean> {
   return access(path).then(() => true, () => false);
+}
+
+/** Fills a host folder with `hello.txt` ("from the host"), both writable for everyone: only a mount can refuse writes. */
+async function fillWritableForEveryone(hostFolder: string): Promise<void> {
+  await chmod(hostFolder, 0o777);
+  await writeFile(join(hostFolder, "hello.txt"), "from the host");
+  await chmod(join(hostFolder, "hello.txt"), 0o666);
 }
 
 /** Registers the host mount tests (`HOST_MOUNTS`), or their refusal when it is off. */
@@ -26,15 +34,38 @@ export function registerMountsTests(harness: ContractHarness): void {
   contractTest("mounts.read-only", "a read-only mount is readable and not writable", async () => {
     const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
     try {
-      await chmod(hostFolder, 0o777);
-      await writeFile(join(hostFolder, "hello.txt"), "from the host");
-      await chmod(join(hostFolder, "hello.txt"), 0o666);
+      await fillWritableForEveryone(hostFolder);
       await using sandbox = await harness.createSandbox({ mounts: [{ hostPath: hostFolder, sandboxPath: `${mountPath}-ro`, readOnly: true }] });
       expect((await sandbox.commands.run(`cat ${mountPath}-ro/hello.txt`)).stdout).toBe("from the host");
       const write = await sandbox.commands.run(`echo changed > ${mountPath}-ro/hello.txt; echo new > ${mountPath}-ro/new.txt`);
       expect(write.exitCode).not.toBe(0);
       expect(await readFile(join(hostFolder, "hello.txt"), "utf8")).toBe("from the host");
       expect(await hostExists(join(hostFolder, "new.txt"))).toBe(false);
+    } finally {
+      await rm(hostFolder, { recursive: true, force: true });
+    }
+  });
+
+  contractTest("mounts.read-only-files-api", "writes to a read-only mount through the files API are PathError read-only (write, mkdir, remove, rename) and change nothing on the host", async () => {
+    const hostFolder = await mkdtemp(join(tmpdir(), "sbx-contract-mount-"));
+    try {
+      await fillWritableForEveryone(hostFolder);
+      // The files API is confined to the workspace, so the mount goes inside it: learn where the workspace is first.
+      let workspace: string;
+      {
+        await using probe = await harness.createSandbox();
+        workspace = probe.workspace;
+      }
+      await using sandbox = await harness.createSandbox({ mounts: [{ hostPath: hostFolder, sandboxPath: `${workspace}/read-only`, readOnly: true }] });
+      expect(await sandbox.files.read("read-only/hello.txt")).toBe("from the host");
+      await expectPathError(() => sandbox.files.write("read-only/hello.txt", "changed"), "read-only");
+      await expectPathError(() => sandbox.files.write("read-only/new.txt", "new"), "read-only");
+      await expectPathError(() => sandbox.files.write("read-only/folder/new.txt", "new"), "read-only");
+      await expectPathError(() => sandbox.files.mkdir("read-only/folder"), "read-only");
+      await expectPathError(() => sandbox.files.remove("read-only/hello.txt"), "read-only");
+      await expectPathError(() => sandbox.files.rename("read-only/hello.txt", "read-only/moved.txt"), "read-only");
+      expect(await readFile(join(hostFolder, "hello.txt"), "utf8")).toBe("from the host");
+      expect(await readdir(hostFolder)).toEqual(["hello.txt"]);
     } finally {
       await rm(hostFolder, { recursive: true, force: true });
     }

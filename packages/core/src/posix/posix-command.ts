@@ -80,10 +80,11 @@ export async function feedStdin(process: SpawnedProcess, data: ReadableStream<Ui
     await process.closeStdin();
   } catch (error) {
     await reader.cancel().catch(() => {});
-    // The process may have exited early (a refusal): its exit code tells why, not the broken pipe.
-    await process.closeStdin().catch(() => {});
-    const ended = await Promise.race([process.exit.then(() => true, () => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000).unref?.())]);
-    if (!ended || signal?.aborted) throw error;
+    // The process may have exited early (a refusal): its non-zero exit code tells why, not the broken pipe. Otherwise
+    // it is killed, never given end-of-file: a short input must not look complete (a write would rename it in place).
+    const refused = await Promise.race([process.exit.then(({ exitCode }) => exitCode !== 0, () => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000).unref?.())]);
+    if (!refused) await process.kill().catch(() => {});
+    if (!refused || signal?.aborted) throw error;
   } finally {
     reader.releaseLock();
   }

@@ -15,6 +15,9 @@ export const POSIX_FILE_PRELUDE = [
   'confine_parent() { [ "$1" = "$W" ] && return 0; a=${1%/*}; [ -z "$a" ] && a=/; while [ ! -e "$a" ]; do a=${a%/*}; [ -z "$a" ] && a=/; done; r=$(readlink -f -- "$a") || exit 47; inside "$r" || exit 47; }',
   'confine_link() { if [ -L "$1" ]; then r=$(readlink -f -- "$1") || exit 47; inside "$r" || exit 47; fi; }',
   'readonly_fs() { case "$1" in *"Read-only file system"*) exit 51;; esac; }',
+  // Renames $1 over $2 without following a final link at $2, even one planted meanwhile (`mv -T`); where mv has no
+  // -T (old BusyBox) the link is removed first. mv's stderr is left in $e.
+  'move_over() { e=$(mv -fT -- "$1" "$2" 2>&1) && return 0; case "$e" in *"invalid option"*|*"unrecognized option"*) [ -L "$2" ] && rm -f -- "$2"; e=$(mv -f -- "$1" "$2" 2>&1);; *) return 1;; esac; }',
 ].join("\n");
 
 /** Streams a regular file to stdout. $1 the path. */
@@ -30,8 +33,9 @@ export const POSIX_READ_SCRIPT = [
 ].join("\n");
 
 /**
- * Writes stdin to a temporary name next to the target, then renames it over the target (a final symlink is
- * replaced, never written through); nothing is left behind on failure. $1 the path, $2 a random suffix.
+ * Writes stdin to a temporary name next to the target, then renames it over the target with `mv -T` (a final
+ * symlink is replaced, never written through, even one swapped in meanwhile); nothing is left behind on failure.
+ * $1 the path, $2 a random suffix, $3 the expected size in bytes when known (a short input is refused, not renamed).
  */
 export const POSIX_WRITE_SCRIPT = [
   POSIX_FILE_PRELUDE,
@@ -43,8 +47,8 @@ export const POSIX_WRITE_SCRIPT = [
   't="$r/.sbx-upload-$2"; f="$r/${1##*/}"',
   "trap 'rm -f -- \"$t\"' EXIT",
   'e=$( { cat > "$t"; } 2>&1 ) || { rm -f -- "$t"; readonly_fs "$e"; case "$e" in *"No space left"*) exit 49;; esac; echo "$e" >&2; exit 50; }',
-  '[ -L "$f" ] && rm -f -- "$f"',
-  'mv -f -- "$t" "$f" || exit 50',
+  'if [ -n "$3" ]; then n=$(($(wc -c < "$t"))); [ "$n" -eq "$3" ] || { echo "the sandbox received $n of $3 bytes; nothing was written" >&2; exit 50; }; fi',
+  'move_over "$t" "$f" || { readonly_fs "$e"; echo "$e" >&2; exit 50; }',
   "trap - EXIT",
 ].join("\n");
 
@@ -90,6 +94,5 @@ export const POSIX_RENAME_SCRIPT = [
   'confine_parent "$1"; confine_parent "$2"',
   '[ -e "$1" ] || [ -L "$1" ] || exit 44',
   'if [ -d "$2" ] && [ ! -L "$2" ] && [ ! -d "$1" ]; then exit 45; fi',
-  '[ -L "$2" ] && rm -f -- "$2"',
-  'e=$(mv -f -- "$1" "$2" 2>&1) || { readonly_fs "$e"; case "$e" in *"No such file"*) exit 44;; esac; echo "$e" >&2; exit 50; }',
+  'if [ -L "$2" ]; then move_over "$1" "$2"; else e=$(mv -f -- "$1" "$2" 2>&1); fi || { readonly_fs "$e"; case "$e" in *"No such file"*) exit 44;; esac; echo "$e" >&2; exit 50; }',
 ].join("\n");

@@ -20,15 +20,18 @@ const REASONS: Partial<Record<number, { reason: PathErrorReason; say: string }>>
   51: { reason: "read-only", say: "it is on a read-only file system" },
 };
 
-/** Maps a helper's exit code to the typed error of the file policy (ADR 0020); returns normally on 0. */
-function check(operation: string, path: string, result: Pick<PosixCommandResult, "exitCode" | "stderr">): void {
+/**
+ * Maps a file script's exit code to the typed error of the file policy (ADR 0020); returns normally on 0. Exported
+ * for adapters that run core's file scripts through their own channel (`posixFileOperationsOver`).
+ */
+export function checkPosixFileResult(operation: string, path: string, result: Pick<PosixCommandResult, "exitCode" | "stderr">, backend?: string): void {
   if (result.exitCode === 0) return;
-  if (result.exitCode === 44) throw new FileNotFoundError({ path });
+  if (result.exitCode === 44) throw new FileNotFoundError({ path, backend });
   const known = REASONS[result.exitCode];
-  if (known) throw new PathError({ path, reason: known.reason, message: `Cannot ${operation} ${JSON.stringify(path)}: ${known.say}.` });
-  if (/permission denied/i.test(result.stderr)) throw new PathError({ path, reason: "permission-denied", message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).` });
+  if (known) throw new PathError({ path, backend, reason: known.reason, message: `Cannot ${operation} ${JSON.stringify(path)}: ${known.say}.` });
+  if (/permission denied/i.test(result.stderr)) throw new PathError({ path, backend, reason: "permission-denied", message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).` });
   const detail = result.exitCode === 49 ? "no space left in the sandbox (nothing was written)" : result.stderr.trim() || `the helper exited with ${result.exitCode}`;
-  throw new ProviderError({ message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail}.` });
+  throw new ProviderError({ backend, message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail}.` });
 }
 
 function entryType(typeText: string): FileEntry["type"] {
@@ -46,22 +49,55 @@ function entry(path: string, name: string, record: string): FileEntry {
 const basename = (path: string) => path.slice(path.lastIndexOf("/") + 1);
 const join = (folder: string, name: string) => (folder === "/" ? `/${name}` : `${folder}/${name}`);
 
+/** One run of a core file script: `sh -c script name args…`, optionally with `stdin`. */
+export interface PosixScriptRequest {
+  readonly script: string;
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly stdin?: ReadableStream<Uint8Array>;
+  readonly signal?: AbortSignal;
+}
+
+/** How the read script began: bytes are coming (`body`), or it ended before any output (its exit code says why). */
+export type PosixReadStart =
+  | { readonly kind: "streaming"; readonly body: ReadableStream<Uint8Array> }
+  | { readonly kind: "ended"; readonly exitCode: number; readonly stderr: string };
+
 /**
- * Core's default file operations, built on the driver's `spawn` alone (ADR 0020): each runs a POSIX `sh` script in
- * the sandbox as the sandbox's user. `readFile` streams `cat`'s stdout (with no backpressure of its own: `spawn`
- * has none, so a driver with a file channel should provide `readFile`); `writeFile` streams into `cat`'s stdin.
+ * The channel core's file scripts run through. `run` runs a script as the sandbox's own user with
+ * `helperEnvironment(workspace)` and collects its output; `read` runs the read script and resolves once the first
+ * byte arrived or the script ended. `posixFileOperations` uses the driver's `spawn`; an adapter with a cheaper or
+ * better-behaved channel (Docker: a plain exec with bounded read-ahead) passes its own.
  */
-export function posixFileOperations(driver: SpawningDriver): PosixFileOperations {
-  const run = (script: string, name: string, args: readonly string[], signal?: AbortSignal, stdin?: ReadableStream<Uint8Array>) => runPosixScript(driver, { script, name, args, signal, stdin });
+export interface PosixScriptTransport {
+  run(request: PosixScriptRequest): Promise<PosixCommandResult>;
+  read(request: PosixScriptRequest): Promise<PosixReadStart>;
+}
+
+const randomSuffix = () => Array.from(crypto.getRandomValues(new Uint8Array(8)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+
+/**
+ * Core's file operations over any channel that runs its POSIX scripts (ADR 0020, ADR 0023): the scripts, the exit
+ * codes and their typed errors, the listing format and order are core's; the adapter only says how a script runs.
+ * `backend` names the backend in the errors.
+ */
+export function posixFileOperationsOver(transport: PosixScriptTransport, options: { backend?: string } = {}): PosixFileOperations {
+  const { backend } = options;
+  const run = (script: string, name: string, args: readonly string[], signal?: AbortSignal, stdin?: ReadableStream<Uint8Array>) => transport.run({ script, name, args, signal, stdin });
   return {
-    readFile: (path, options) => posixReadFile(driver, path, options),
-    async writeFile(path, data, options) {
-      const suffix = Array.from(crypto.getRandomValues(new Uint8Array(8)), (byte) => byte.toString(16).padStart(2, "0")).join("");
-      check("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, suffix], options.signal, data));
+    async readFile(path, readOptions) {
+      const start = await transport.read({ script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: readOptions.signal });
+      if (start.kind === "streaming") return start.body;
+      checkPosixFileResult("read", path, start, backend);
+      return new ReadableStream({ start: (controller) => controller.close() });
     },
-    async list(path, options) {
-      const result = await run(POSIX_LIST_SCRIPT, "sbx-list", [path], options.signal);
-      check("list", path, result);
+    async writeFile(path, data, writeOptions) {
+      const size = writeOptions.sizeBytes === undefined ? "" : String(writeOptions.sizeBytes);
+      checkPosixFileResult("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, randomSuffix(), size], writeOptions.signal, data), backend);
+    },
+    async list(path, listOptions) {
+      const result = await run(POSIX_LIST_SCRIPT, "sbx-list", [path], listOptions.signal);
+      checkPosixFileResult("list", path, result, backend);
       const text = new TextDecoder().decode(result.stdout);
       const entries: FileEntry[] = [];
       for (const record of text.split("\0")) {
@@ -72,21 +108,33 @@ export function posixFileOperations(driver: SpawningDriver): PosixFileOperations
       }
       return sortEntries(entries);
     },
-    async stat(path, options) {
-      const result = await run(POSIX_STAT_SCRIPT, "sbx-stat", [path], options.signal);
-      check("stat", path, result);
+    async stat(path, statOptions) {
+      const result = await run(POSIX_STAT_SCRIPT, "sbx-stat", [path], statOptions.signal);
+      checkPosixFileResult("stat", path, result, backend);
       return entry(path, basename(path), new TextDecoder().decode(result.stdout).trim());
     },
-    async remove(path, options) {
-      check("remove", path, await run(POSIX_REMOVE_SCRIPT, "sbx-remove", [path, options.recursive ? "recursive" : "single"], options.signal));
+    async remove(path, removeOptions) {
+      checkPosixFileResult("remove", path, await run(POSIX_REMOVE_SCRIPT, "sbx-remove", [path, removeOptions.recursive ? "recursive" : "single"], removeOptions.signal), backend);
     },
-    async mkdir(path, options) {
-      check("create directory", path, await run(POSIX_MKDIR_SCRIPT, "sbx-mkdir", [path], options.signal));
+    async mkdir(path, mkdirOptions) {
+      checkPosixFileResult("create directory", path, await run(POSIX_MKDIR_SCRIPT, "sbx-mkdir", [path], mkdirOptions.signal), backend);
     },
-    async rename(from, to, options) {
-      check("rename", from, await run(POSIX_RENAME_SCRIPT, "sbx-rename", [from, to], options.signal));
+    async rename(from, to, renameOptions) {
+      checkPosixFileResult("rename", from, await run(POSIX_RENAME_SCRIPT, "sbx-rename", [from, to], renameOptions.signal), backend);
     },
   };
+}
+
+/**
+ * Core's default file operations, built on the driver's `spawn` alone (ADR 0020): each runs a POSIX `sh` script in
+ * the sandbox as the sandbox's user. `readFile` streams `cat`'s stdout (with no backpressure of its own: `spawn`
+ * has none, so a driver with a file channel should provide `readFile`); `writeFile` streams into `cat`'s stdin.
+ */
+export function posixFileOperations(driver: SpawningDriver): PosixFileOperations {
+  return posixFileOperationsOver({
+    run: (request) => runPosixScript(driver, request),
+    read: (request) => posixScriptReadStart(driver, request),
+  });
 }
 
 /** The listing order of the file policy: by name, byte-wise (the C locale), on every backend. */
@@ -100,6 +148,16 @@ export function sortEntries(entries: FileEntry[]): FileEntry[] {
  * is handed out. Cancelling the stream kills the helper.
  */
 export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+  const start = await posixScriptReadStart(driver, { script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: options.signal });
+  if (start.kind === "streaming") return start.body;
+  checkPosixFileResult("read", path, start);
+  return new ReadableStream({ start: (controller) => controller.close() });
+}
+
+/** Starts a read script (`$1` the path) through `spawn`: resolves with the stream once the first byte arrived, or how it ended. */
+async function posixScriptReadStart(driver: SpawningDriver, request: PosixScriptRequest): Promise<PosixReadStart> {
+  const [path = ""] = request.args;
+  const options = { signal: request.signal };
   const pending: Uint8Array[] = [];
   let stderr = "";
   let wake: (() => void) | undefined;
@@ -111,7 +169,7 @@ export async function posixReadFile(driver: SpawningDriver, path: string, option
   let exited: { exitCode: number } | undefined;
   let failure: unknown;
   const process = await driver.spawn({
-    command: shellScript(POSIX_READ_SCRIPT, "sbx-read", [path]),
+    command: shellScript(request.script, request.name, request.args),
     cwd: driver.workspace,
     env: helperEnvironment(driver.workspace),
     stdin: false,
@@ -138,10 +196,9 @@ export async function posixReadFile(driver: SpawningDriver, path: string, option
   }
   if (pending.length === 0 && exited) {
     options.signal?.removeEventListener("abort", abort);
-    check("read", path, { exitCode: exited.exitCode, stderr });
-    return new ReadableStream({ start: (controller) => controller.close() });
+    return { kind: "ended", exitCode: exited.exitCode, stderr };
   }
-  return new ReadableStream<Uint8Array>({
+  const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
         if (pending.length > 0) return controller.enqueue(pending.shift()!);
@@ -162,6 +219,7 @@ export async function posixReadFile(driver: SpawningDriver, path: string, option
       void process.kill().catch(() => {});
     },
   }, { highWaterMark: 0 });
+  return { kind: "streaming", body };
 }
 
 export { feedStdin };
