@@ -47,7 +47,7 @@ describeWithDocker("verified kills: attacks on the kill", () => {
 describeWithDocker("verified kills: a foreground fork bomb at the pids limit", () => {
   it("is killed after its timeout; the sandbox is usable again with its processes gone (or reported lost)", async () => {
     await using bombed = await createTestSandbox({ limits: { pids: 64 } });
-    await expect(bombed.commands.run("b() { b | b & }; b; sleep 60", { timeoutMs: 3000 })).rejects.toMatchObject({ code: "SBX_TIMEOUT" });
+    await expect(bombed.commands.run("b() { b | b & }; b; exec sleep 60", { timeoutMs: 3000 })).rejects.toMatchObject({ code: "SBX_TIMEOUT" });
     const after = await bombed.commands.run("cat /sys/fs/cgroup/pids/pids.current; ps -e --no-headers | wc -l").catch((error: unknown) => error);
     if (isSbxError(after, "SBX_SANDBOX_NOT_FOUND")) return; // Reported lost: the documented alternative.
     const [current, running] = (after as { stdout: string }).stdout.trim().split("\n").map((line) => Number(line.trim()));

@@ -96,7 +96,7 @@ describeWithDocker("processes", () => {
 
   it("a fork bomb is contained by the pids limit; the engine stays responsive and the sandbox usable", async () => {
     await using bombed = await createTestSandbox({ limits: { pids: 64 } });
-    await expect(bombed.commands.run("b() { b | b & }; b; sleep 60", { timeoutMs: 3000 })).rejects.toMatchObject({ code: "SBX_TIMEOUT" });
+    await expect(bombed.commands.run("b() { b | b & }; b; exec sleep 60", { timeoutMs: 3000 })).rejects.toMatchObject({ code: "SBX_TIMEOUT" });
     const pingStarted = Date.now();
     await docker.ping();
     expect(Date.now() - pingStarted).toBeLessThan(5000);
