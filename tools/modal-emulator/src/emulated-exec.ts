@@ -8,7 +8,7 @@
  * that pid" kills every process the command started, double-forked ones included.
  */
 import type Docker from "dockerode";
-import { runExec, startExec, type RunningExec } from "./docker-exec.js";
+import { runExec, startExec, type RunningExec } from "@sbx/emulator-kit";
 import { OutputBuffer } from "./output-buffer.js";
 
 /** Folder (inside the container) holding one pid file per exec. */
