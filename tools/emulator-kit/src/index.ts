@@ -14,3 +14,4 @@ export {
   type EmulatorNetwork,
   type SynchronousCleanup,
 } from "./emulator-resources.js";
+export { sessionHasProcesses } from "./session-processes.js";
