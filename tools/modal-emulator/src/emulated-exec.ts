@@ -57,6 +57,7 @@ export class EmulatedExec {
   /** True when the emulator killed it because `timeout_secs` ran out. */
   timedOut = false;
   private running: RunningExec | undefined;
+  private starting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly finishedWaiters = new Set<() => void>();
   private readonly pidFile: string;
@@ -69,8 +70,17 @@ export class EmulatedExec {
     this.pidFile = `${PID_FOLDER}/${request.execId.replace(/[^A-Za-z0-9-]/g, "_")}`;
   }
 
-  /** Starts the process; resolves once Docker accepted the exec. */
-  async start(): Promise<void> {
+  /**
+   * Starts the process once; resolves once Docker accepted the exec. A retried `TaskExecStart` (the client's deadline
+   * ran out on a loaded engine) waits for the same start, so stdin it sends next is never written before there is a
+   * process to take it.
+   */
+  start(): Promise<void> {
+    this.starting ??= this.startProcess();
+    return this.starting;
+  }
+
+  private async startProcess(): Promise<void> {
     const { request } = this;
     this.running = await startExec(
       this.container,
@@ -136,6 +146,7 @@ export class EmulatedExec {
   /** Accepts stdin bytes at `offset`, ignoring the part already written (retries), and closes stdin on `eof`. */
   writeStdin(offset: number, data: Uint8Array, eof: boolean): void {
     if (offset > this.stdinBytesWritten) throw new Error(`stdin offset ${offset} is past the ${this.stdinBytesWritten} bytes written so far`);
+    if (!this.running) throw new Error("stdin arrived before the exec started");
     const fresh = data.subarray(Math.min(data.length, this.stdinBytesWritten - offset));
     if (fresh.length > 0 && !this.stdinClosed) {
       this.running?.connection.write(Buffer.from(fresh));
