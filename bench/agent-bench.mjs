@@ -12,6 +12,8 @@ import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
 import Docker from "dockerode";
+import { alternate } from "./lib/alternate.mjs";
+import { rawDockerExec } from "./lib/raw-docker-exec.mjs";
 import { formatTable, median, p95, time } from "./lib/stats.mjs";
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
@@ -19,38 +21,6 @@ const iterations = Number(process.argv[2] ?? 40);
 const docker = new Docker();
 const provider = createSandboxProvider({ image });
 const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: { bench: "agent" }, mounts: [], user: "default", allowFake: false, settings: {} };
-
-async function rawExecTrue(container) {
-  const exec = await container.exec({ Cmd: ["true"], AttachStdout: true, AttachStderr: true, Tty: false, User: "10001:10001" });
-  const stream = await exec.start({ hijack: false, stdin: false });
-  await new Promise((resolve, reject) => {
-    stream.on("data", () => {});
-    stream.once("end", resolve);
-    stream.once("error", reject);
-  });
-  for (;;) {
-    const info = await exec.inspect();
-    if (!info.Running) return info.ExitCode;
-  }
-}
-
-/** Times `work` and the raw baseline alternately; returns both sample lists. */
-async function alternate(count, work, raw) {
-  await work();
-  await raw();
-  const samples = { work: [], raw: [] };
-  for (let index = 0; index < count; index++) {
-    globalThis.gc?.();
-    if (index % 2 === 0) {
-      samples.work.push(await time(work));
-      samples.raw.push(await time(raw));
-    } else {
-      samples.raw.push(await time(raw));
-      samples.work.push(await time(work));
-    }
-  }
-  return samples;
-}
 
 const rows = [];
 function row(name, work, raw, target) {
@@ -61,7 +31,7 @@ function row(name, work, raw, target) {
 
 const rawContainer = await docker.createContainer(await adapterContainerConfig(provider, { "sbx.bench": "agent" }));
 await rawContainer.start();
-const raw = () => rawExecTrue(rawContainer);
+const raw = () => rawDockerExec(rawContainer, ["true"]);
 const sandbox = await createSandbox(provider, { metadata: { bench: "agent" } });
 let emulator;
 try {

@@ -14,6 +14,7 @@ import { createSandboxProvider } from "@sbx/docker";
 import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import Docker from "dockerode";
 import { createRequire } from "node:module";
+import { rawDockerExec } from "./lib/raw-docker-exec.mjs";
 import { formatTable, median, p95, time } from "./lib/stats.mjs";
 
 // tar-stream is a dependency of @sbx/docker, not of the bench: resolve it from there.
@@ -37,19 +38,8 @@ async function rawCreate() {
   return container;
 }
 
-async function rawExec(container, command) {
-  const exec = await container.exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, Tty: false, User: "10001:10001" });
-  const stream = await exec.start({ hijack: false, stdin: false });
-  await new Promise((resolve, reject) => {
-    stream.on("data", () => {});
-    stream.once("end", resolve);
-    stream.once("error", reject);
-  });
-  for (;;) {
-    const info = await exec.inspect();
-    if (!info.Running) return info.ExitCode;
-  }
-}
+/** Raw dockerode exec of a shell command line as the sandbox user. */
+const rawExec = (container, command) => rawDockerExec(container, ["sh", "-c", command]);
 
 async function rawUpload(container, hostPath, size, directory, name) {
   const pack = tar.pack();

@@ -29,13 +29,14 @@ function run(command, args, options = {}) {
 
 /** Like `run`, but asynchronous, so the independent checks run side by side. */
 function runAsync(command, args, options = {}) {
+  const startedAt = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
     child.on("error", (error) => (output += String(error)));
-    child.on("close", (status) => resolve({ status: status ?? 1, output: output.trim() }));
+    child.on("close", (status) => resolve({ status: status ?? 1, output: output.trim(), seconds: (Date.now() - startedAt) / 1000 }));
   });
 }
 
@@ -142,7 +143,7 @@ try {
   }));
   checks.forEach((check, index) => {
     const result = results[index];
-    log(`${check.title}: ${result.status === 0 ? "ok" : "FAILED"}${result.output ? `\n${indent(result.output)}` : ""}`);
+    log(`${check.title}: ${result.status === 0 ? "ok" : "FAILED"} (${result.seconds.toFixed(1)} s)${result.output ? `\n${indent(result.output)}` : ""}`);
     if (result.status !== 0) failures.push(check.title);
   });
 } catch (error) {

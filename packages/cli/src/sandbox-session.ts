@@ -2,8 +2,9 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createSandbox, type NetworkPolicyInput, type Sandbox } from "@sbx/core";
+import { parseDuration, parseEnvironment, parseNetwork } from "./options.js";
 import { ProgressDisplay, PullProgressAggregator } from "./progress.js";
-import { progressSettings, resolveTarget } from "./target.js";
+import { progressSettings, requestedTarget, resolveTarget } from "./target.js";
 import type { CliEnvironment, OutputMode } from "./terminal.js";
 import { formatBytes, status } from "./terminal.js";
 
@@ -19,6 +20,32 @@ export interface CliSandboxRequest {
   readonly timeoutMs: number | undefined;
   /** `--env` variables. */
   readonly env: Record<string, string>;
+}
+
+/** The flags `sbx run` and `sbx code` share: where the sandbox runs, its network, timeout and environment. */
+export interface SandboxFlags {
+  target?: string;
+  network?: string;
+  timeout?: string;
+  env?: string[];
+  "allow-fake"?: boolean;
+}
+
+/** Reads the shared flags into the sandbox request (the target falls back to `SBX_TARGET`, then `auto`). */
+export function sandboxRequestFromFlags(environment: CliEnvironment, flags: SandboxFlags): CliSandboxRequest {
+  return {
+    target: requestedTarget(flags.target, environment.env),
+    allowFake: flags["allow-fake"] === true,
+    network: parseNetwork(flags.network),
+    timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout"),
+    env: parseEnvironment(flags.env),
+  };
+}
+
+/** Output callbacks that stream a command's or a cell's stdout and stderr to the terminal (none with `--json`). */
+export function streamToTerminal(environment: CliEnvironment, mode: OutputMode): { onStdout?: (text: string) => void; onStderr?: (text: string) => void } {
+  if (mode.json) return { onStdout: undefined, onStderr: undefined };
+  return { onStdout: (text) => environment.stdout.write(text), onStderr: (text) => environment.stderr.write(text) };
 }
 
 /** Creates the sandbox for one CLI invocation, showing image-pull progress, and says which backend it is on. */

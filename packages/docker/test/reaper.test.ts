@@ -1,27 +1,9 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { connectSandbox } from "@sbx/core";
 import { expect, it } from "vitest";
 import { createSandboxProvider } from "../src/index.js";
 import { describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environment.js";
-
-/** Starts the fixture child that creates `count` sandboxes and hangs; resolves with their session and ids. */
-async function startHost(count: number, keepAfterHostExit: boolean) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), String(count)], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, SBX_KEEP_AFTER_HOST_EXIT: keepAfterHostExit ? "1" : "0" },
-  });
-  let output = "";
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (text: string) => (output += text));
-  while (!output.includes("\n")) {
-    if (child.exitCode !== null) throw new Error(`child exited early with ${child.exitCode}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, ...(JSON.parse(output) as { session: string; ids: string[] }) };
-}
+import { startHangingHost } from "./fixtures/hanging-host.js";
 
 async function leftOf(session: string): Promise<{ containers: number; volumes: number }> {
   const containers = await docker.listContainers({ all: true, filters: { label: [`sbx.session=${session}`] } });
@@ -31,7 +13,7 @@ async function leftOf(session: string): Promise<{ containers: number; volumes: n
 
 describeWithDocker("no orphans without anyone's help (dead-man's switch)", () => {
   it("a host process SIGKILLed while holding 10 sandboxes: within 30 s no container and no volume of it remains", async () => {
-    const { child, session, ids } = await startHost(10, false);
+    const { child, session, ids } = await startHangingHost(10, { keepAfterHostExit: false });
     expect(ids).toHaveLength(10);
     expect(await leftOf(session)).toEqual({ containers: 10, volumes: 10 });
     child.kill("SIGKILL");
@@ -46,7 +28,7 @@ describeWithDocker("no orphans without anyone's help (dead-man's switch)", () =>
   });
 
   it("keepAfterHostExit: the sandbox outlives its host for connect() from another process, and says so in the audit", async () => {
-    const { child, session, ids } = await startHost(1, true);
+    const { child, session, ids } = await startHangingHost(1, { keepAfterHostExit: true });
     child.kill("SIGKILL");
     await once(child, "exit");
     await new Promise((resolve) => setTimeout(resolve, 1500));

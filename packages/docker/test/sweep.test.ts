@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { orphanReason, sweepOrphans } from "../src/index.js";
 import { createTestSandbox, describeWithDocker, docker } from "./docker-test-environment.js";
+import { startHangingHost } from "./fixtures/hanging-host.js";
 
 it("orphanReason: a live owner's running sandbox is never an orphan; a dead owner's or an expired one is", () => {
   const live = { "sbx.owner.pid": String(process.pid), "sbx.owner.host": "h", "sbx.expires-at": new Date(Date.now() + 60_000).toISOString() };
@@ -18,15 +17,7 @@ describeWithDocker("sweep after the host process is SIGKILLed", () => {
   it("leaves no container or volume with the dead process's labels, and never touches a live sandbox", async () => {
     await using mine = await createTestSandbox();
     // keepAfterHostExit: without it the dead-man's switch ends them before the sweep runs (see reaper.test.ts).
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-and-hang.mjs", import.meta.url)), "3"], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, SBX_KEEP_AFTER_HOST_EXIT: "1" } });
-    let output = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (text: string) => (output += text));
-    while (!output.includes("\n")) {
-      if (child.exitCode !== null) throw new Error(`child exited early with ${child.exitCode}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const { session, ids } = JSON.parse(output) as { session: string; ids: string[] };
+    const { child, session, ids } = await startHangingHost(3, { keepAfterHostExit: true });
     expect(ids).toHaveLength(3);
     const filter = { label: [`sbx.session=${session}`] };
     expect(await docker.listContainers({ all: true, filters: filter })).toHaveLength(3);

@@ -2,8 +2,9 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { createSandbox, isSbxError, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
 import { createSandboxFromDriver } from "@sbx/core/adapter";
-import { startE2BEmulator, type E2BEmulator } from "@sbx/e2b-emulator";
+import { startE2BEmulator } from "@sbx/e2b-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 import { E2BDriver } from "../src/e2b-driver.js";
 
@@ -13,37 +14,15 @@ import { E2BDriver } from "../src/e2b-driver.js";
  * result or a generic ProviderError. Through the emulator, which now ends a sandbox like E2B does (every
  * in-flight connection dropped, `/health` 502), with the SDK the adapter ships (2.51.0) and with 2.45.0.
  */
-let emulator: E2BEmulator | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  try {
-    emulator = await startE2BEmulator({});
-  } catch (error) {
-    unavailable = error instanceof Error ? error.message : String(error);
-    console.warn(`[@sbx/e2b] SKIPPING lost-sandbox tests: the E2B emulator could not start: ${unavailable}`);
-  }
-});
-afterAll(async () => {
-  await emulator?.stop();
-});
+const shared = shareEmulator({ start: () => startE2BEmulator({}), backend: "e2b", label: "@sbx/e2b lost-sandbox tests" });
 
 const emulatorRequire = createRequire(fileURLToPath(new URL("../../../tools/e2b-emulator/package.json", import.meta.url)));
 
-const audit: DriverAudit = {
-  backendVersion: "test",
-  policies: {
-    network: { requested: null, applied: null, enforcement: "test" },
-    limits: { requested: null, applied: null, enforcement: "test" },
-    mounts: { requested: null, applied: null, enforcement: "test" },
-    user: { requested: null, applied: null, enforcement: "test" },
-    lifetime: { requested: null, applied: null, enforcement: "test" },
-  },
-};
+const audit: DriverAudit = testDriverAudit();
 
 /** Kills the sandbox behind sbx's back, as another process or the E2B dashboard would. */
 async function killOutOfBand(sandboxId: string): Promise<void> {
-  const response = await fetch(`${emulator!.url}/sandboxes/${sandboxId}`, { method: "DELETE", headers: { "X-API-KEY": emulator!.apiKey } });
+  const response = await fetch(`${shared.emulator!.url}/sandboxes/${sandboxId}`, { method: "DELETE", headers: { "X-API-KEY": shared.emulator!.apiKey } });
   expect(response.status).toBe(204);
 }
 
@@ -61,13 +40,13 @@ function expectLost(outcome: unknown, sandboxId: string): void {
 type SandboxMaker = (options?: { timeoutMs?: number }) => Promise<Sandbox>;
 
 const sdkVersions: Array<[string, SandboxMaker]> = [
-  ["e2b 2.51.0 (the adapter's own SDK)", (options) => createSandbox(createSandboxProvider(emulator!.connectionOptions), { timeoutMs: options?.timeoutMs ?? 120_000 })],
+  ["e2b 2.51.0 (the adapter's own SDK)", (options) => createSandbox(createSandboxProvider(shared.emulator!.connectionOptions), { timeoutMs: options?.timeoutMs ?? 120_000 })],
   [
     "e2b 2.45.0",
     async (options) => {
       const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string }> } };
-      const raw = await Sandbox.create("base", { ...emulator!.connectionOptions, allowInternetAccess: false, timeoutMs: options?.timeoutMs ?? 120_000 });
-      const provider = createSandboxProvider(emulator!.connectionOptions) as SandboxProviderV1;
+      const raw = await Sandbox.create("base", { ...shared.emulator!.connectionOptions, allowInternetAccess: false, timeoutMs: options?.timeoutMs ?? 120_000 });
+      const provider = createSandboxProvider(shared.emulator!.connectionOptions) as SandboxProviderV1;
       const driver = new E2BDriver(raw as never, { audit, user: undefined, requestTimeoutMs: undefined });
       return createSandboxFromDriver(driver, { provider, target: "base", options: { network: { egress: "deny" }, timeoutMs: options?.timeoutMs ?? 120_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } });
     },
@@ -76,7 +55,7 @@ const sdkVersions: Array<[string, SandboxMaker]> = [
 
 describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
   it("killed while a command runs: the command fails with SandboxNotFoundError, not exit 137", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const sandbox = await makeSandbox();
     const stdout: string[] = [];
     const running = sandbox.commands.run("echo started; sleep 60", { onStdout: (text) => void stdout.push(text) }).catch((error: unknown) => error);
@@ -87,7 +66,7 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
   });
 
   it("killed under a background command: wait() fails with SandboxNotFoundError", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const sandbox = await makeSandbox();
     const handle = await sandbox.commands.start("sleep 60");
     const waited = handle.wait().catch((error: unknown) => error);
@@ -97,14 +76,14 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
   });
 
   it("reaching its end of life during a command: SandboxNotFoundError", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const sandbox = await makeSandbox({ timeoutMs: 3_000 });
     expectLost(await sandbox.commands.run("sleep 60").catch((error: unknown) => error), sandbox.id);
     await sandbox.kill();
   });
 
   it("killed while a file is streamed out, or written: the stream and the write fail with SandboxNotFoundError", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const sandbox = await makeSandbox();
     await sandbox.commands.run("head -c 67108864 /dev/zero > big.bin");
     const stream = await sandbox.files.read("big.bin", { format: "stream" });
@@ -134,7 +113,7 @@ describe.each(sdkVersions)("a lost E2B sandbox (%s)", (_label, makeSandbox) => {
   });
 
   it("already gone: commands and every file operation fail with SandboxNotFoundError; kill() of the sandbox still succeeds", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const sandbox = await makeSandbox();
     await sandbox.files.write("kept.txt", "x");
     await killOutOfBand(sandbox.id);
@@ -154,21 +133,21 @@ const driverMakers: Array<[string, () => Promise<E2BDriver>]> = [
     "e2b 2.51.0",
     async () => {
       const { Sandbox } = await import("@e2b/code-interpreter");
-      return new E2BDriver(await Sandbox.create({ ...emulator!.connectionOptions, allowInternetAccess: false }), { audit, user: undefined, requestTimeoutMs: undefined });
+      return new E2BDriver(await Sandbox.create({ ...shared.emulator!.connectionOptions, allowInternetAccess: false }), { audit, user: undefined, requestTimeoutMs: undefined });
     },
   ],
   [
     "e2b 2.45.0",
     async () => {
       const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<unknown> } };
-      return new E2BDriver((await Sandbox.create("base", { ...emulator!.connectionOptions, allowInternetAccess: false })) as never, { audit, user: undefined, requestTimeoutMs: undefined });
+      return new E2BDriver((await Sandbox.create("base", { ...shared.emulator!.connectionOptions, allowInternetAccess: false })) as never, { audit, user: undefined, requestTimeoutMs: undefined });
     },
   ],
 ];
 
 describe.each(driverMakers)("the E2B driver's process handle on a lost sandbox (%s)", (_label, makeDriver) => {
   it("exit rejects and kill() rejects with SandboxNotFoundError: a vanished sandbox is not a verified kill", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const driver = await makeDriver();
     const stdout: Uint8Array[] = [];
     const spawned = await driver.spawn({ command: "echo started; sleep 60", cwd: "/home/user", env: {}, stdin: false, onStdout: (chunk) => void stdout.push(chunk), onStderr: () => {} });
@@ -183,8 +162,8 @@ describe.each(driverMakers)("the E2B driver's process handle on a lost sandbox (
 
 describe("a lost E2B sandbox during runCode (code interpreter 2.8.0)", () => {
   it("killed while code runs: runCode fails with SandboxNotFoundError, not a made-up kernel error", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
-    await using sandbox = await createSandbox(createSandboxProvider(emulator.connectionOptions));
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
+    await using sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
     const stdout: string[] = [];
     const running = sandbox.runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", { onStdout: (text) => void stdout.push(text) }).catch((error: unknown) => error);
     await waitFor(() => stdout.join("").includes("started"));
@@ -194,8 +173,8 @@ describe("a lost E2B sandbox during runCode (code interpreter 2.8.0)", () => {
   });
 
   it("a string result comes back without quotes, as the real code interpreter sends it", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
-    await using sandbox = await createSandbox(createSandboxProvider(emulator.connectionOptions));
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
+    await using sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
     const execution = await sandbox.runCode("'x' * 3");
     expect(execution.results).toEqual([{ isMainResult: true, data: { "text/plain": "xxx" } }]);
   });

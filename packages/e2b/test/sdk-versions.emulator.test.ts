@@ -2,8 +2,9 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
 import { createSandboxFromDriver } from "@sbx/core/adapter";
-import { startE2BEmulator, type E2BEmulator } from "@sbx/e2b-emulator";
+import { startE2BEmulator } from "@sbx/e2b-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 import { E2BDriver } from "../src/e2b-driver.js";
 
@@ -12,33 +13,11 @@ import { E2BDriver } from "../src/e2b-driver.js";
  * ships with) and 2.45.0 (the emulator's `e2b-v245` alias), including the raw-byte output path, which relies on the
  * SDK's envd process client. Skips (loudly) when Docker or the emulator is unavailable.
  */
-let emulator: E2BEmulator | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  try {
-    emulator = await startE2BEmulator({});
-  } catch (error) {
-    unavailable = error instanceof Error ? error.message : String(error);
-    console.warn(`[@sbx/e2b] SKIPPING SDK-version tests: the E2B emulator could not start: ${unavailable}`);
-  }
-});
-afterAll(async () => {
-  await emulator?.stop();
-});
+const shared = shareEmulator({ start: () => startE2BEmulator({}), backend: "e2b", label: "@sbx/e2b SDK-version tests" });
 
 const emulatorRequire = createRequire(fileURLToPath(new URL("../../../tools/e2b-emulator/package.json", import.meta.url)));
 
-const audit: DriverAudit = {
-  backendVersion: "test",
-  policies: {
-    network: { requested: null, applied: null, enforcement: "test" },
-    limits: { requested: null, applied: null, enforcement: "test" },
-    mounts: { requested: null, applied: null, enforcement: "test" },
-    user: { requested: null, applied: null, enforcement: "test" },
-    lifetime: { requested: null, applied: null, enforcement: "test" },
-  },
-};
+const audit: DriverAudit = testDriverAudit();
 
 async function exercise(sandbox: Sandbox) {
   const result = await sandbox.commands.run("printf 'ok\\377'; echo err 1>&2; exit 5");
@@ -61,17 +40,17 @@ async function exercise(sandbox: Sandbox) {
 
 describe("e2b SDK versions through the emulator", () => {
   it("e2b 2.51.0 (the adapter's own SDK), through createSandbox", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const { createSandbox } = await import("@sbx/core");
-    await using sandbox = await createSandbox(createSandboxProvider(emulator.connectionOptions));
+    await using sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
     await exercise(sandbox);
   });
 
   it("e2b 2.45.0: the driver's command and file paths on the older SDK's Sandbox", async (context) => {
-    if (!emulator) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string; kill(): Promise<void> }> } };
-    const raw = await Sandbox.create("base", { ...emulator.connectionOptions, allowInternetAccess: false });
-    const provider = createSandboxProvider(emulator.connectionOptions) as SandboxProviderV1;
+    const raw = await Sandbox.create("base", { ...shared.emulator.connectionOptions, allowInternetAccess: false });
+    const provider = createSandboxProvider(shared.emulator.connectionOptions) as SandboxProviderV1;
     const driver = new E2BDriver(raw as never, { audit, user: undefined, requestTimeoutMs: undefined });
     await using sandbox = createSandboxFromDriver(driver, { provider, target: "base", options: { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } });
     await exercise(sandbox);

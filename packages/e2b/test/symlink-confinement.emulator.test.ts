@@ -1,6 +1,7 @@
 import { createSandbox, isSbxError, type Sandbox } from "@sbx/core";
-import { startE2BEmulator, type E2BEmulator } from "@sbx/e2b-emulator";
+import { startE2BEmulator } from "@sbx/e2b-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shareEmulator } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 
 /**
@@ -8,23 +9,16 @@ import { createSandboxProvider } from "../src/index.js";
  * planted by sandboxed code must not lead sbx's files API outside the workspace. Each test plants the link as
  * the sandbox user, then performs the attack through the public API.
  */
-let emulator: E2BEmulator | undefined;
 let sandbox: Sandbox | undefined;
-let unavailable: string | undefined;
+const shared = shareEmulator({ start: () => startE2BEmulator({}), backend: "e2b", label: "@sbx/e2b symlink confinement tests" });
 
 beforeAll(async () => {
-  try {
-    emulator = await startE2BEmulator({});
-    sandbox = await createSandbox(createSandboxProvider(emulator.connectionOptions));
-    await sandbox.commands.run("ln -s /etc etc-dir && ln -s /etc/shadow shadow-link && mkdir -p data && echo inside > data/file.txt && ln -s data data-link && ln -s data/file.txt file-link");
-  } catch (error) {
-    unavailable = error instanceof Error ? error.message : String(error);
-    console.warn(`[@sbx/e2b] SKIPPING symlink confinement tests: the E2B emulator could not start: ${unavailable}`);
-  }
+  if (!shared.emulator) return;
+  sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
+  await sandbox.commands.run("ln -s /etc etc-dir && ln -s /etc/shadow shadow-link && mkdir -p data && echo inside > data/file.txt && ln -s data data-link && ln -s data/file.txt file-link");
 });
 afterAll(async () => {
   await sandbox?.kill();
-  await emulator?.stop();
 });
 
 async function refusedAsEscape(operation: Promise<unknown>): Promise<void> {
@@ -44,14 +38,14 @@ async function rootSees(test: string): Promise<string> {
 
 describe("E2B files API against symlinks planted by sandboxed code (envd works as root)", () => {
   it("a read through a symlinked directory or a symlink to a root-only file is refused, not served as root", async (context) => {
-    if (!sandbox) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!sandbox) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     await refusedAsEscape(sandbox.files.read("etc-dir/shadow"));
     await refusedAsEscape(sandbox.files.read("shadow-link", { format: "bytes" }));
     await refusedAsEscape(sandbox.files.read("etc-dir/hostname", { format: "stream" }));
   });
 
   it("writes, makeDir, remove and rename through a symlinked directory are refused and change nothing outside", async (context) => {
-    if (!sandbox) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!sandbox) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     await refusedAsEscape(sandbox.files.write("etc-dir/sbx-planted", "owned"));
     await refusedAsEscape(sandbox.files.mkdir("etc-dir/sbx-planted-dir/inner"));
     await refusedAsEscape(sandbox.files.remove("etc-dir/hostname"));
@@ -63,13 +57,13 @@ describe("E2B files API against symlinks planted by sandboxed code (envd works a
   });
 
   it("listing or stating through a symlinked directory is refused", async (context) => {
-    if (!sandbox) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!sandbox) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     await refusedAsEscape(sandbox.files.list("etc-dir"));
     await refusedAsEscape(sandbox.files.stat("etc-dir/passwd"));
   });
 
   it("symlinks that stay inside the workspace keep working, and are reported as symlinks", async (context) => {
-    if (!sandbox) return context.skip(`E2B emulator unavailable: ${unavailable}`);
+    if (!sandbox) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     expect(await sandbox.files.read("file-link")).toBe("inside\n");
     expect(await sandbox.files.read("data-link/file.txt")).toBe("inside\n");
     expect((await sandbox.files.list("data-link")).map((entry) => entry.name)).toEqual(["file.txt"]);

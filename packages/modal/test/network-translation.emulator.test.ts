@@ -1,6 +1,7 @@
 import { createSandbox } from "@sbx/core";
-import { startModalEmulator, type ModalEmulator } from "@sbx/modal-emulator";
+import { startModalEmulator } from "@sbx/modal-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shareEmulator } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 
 /**
@@ -8,26 +9,12 @@ import { createSandboxProvider } from "../src/index.js";
  * SandboxCreateV2 request (`Sandbox.network_access`), next to the audit record. Through the emulator; skips loudly
  * without Docker.
  */
-let emulator: ModalEmulator | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  try {
-    emulator = await startModalEmulator({});
-  } catch (error) {
-    unavailable = error instanceof Error ? error.message : String(error);
-    if ((process.env.SBX_REQUIRE ?? "").split(",").includes("modal")) throw error;
-    console.warn(`[@sbx/modal] SKIPPING network translation tests: the Modal emulator could not start: ${unavailable}`);
-  }
-});
-afterAll(async () => {
-  await emulator?.stop();
-});
+const shared = shareEmulator({ start: () => startModalEmulator({}), backend: "modal", label: "@sbx/modal network translation tests" });
 
 describe("egress policy on the wire", () => {
   it("deny is BLOCKED, allow is OPEN, an allowlist is ALLOWLIST with /32 addresses and the domains as given", async (context) => {
-    if (!emulator) return context.skip(`Modal emulator unavailable: ${unavailable}`);
-    const provider = createSandboxProvider({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, serverUrl: emulator.serverUrl, logLevel: "error" });
+    if (!shared.emulator) return context.skip(`Modal emulator unavailable: ${shared.unavailable}`);
+    const provider = createSandboxProvider({ tokenId: shared.emulator.tokenId, tokenSecret: shared.emulator.tokenSecret, serverUrl: shared.emulator.serverUrl, logLevel: "error" });
     const cases: Array<[{ egress: "deny" | "allow"; allow?: string[] }, { networkAccessType: number; allowedCidrs: string[]; allowedDomains: string[] }]> = [
       [{ egress: "deny" }, { networkAccessType: 2, allowedCidrs: [], allowedDomains: [] }],
       [{ egress: "allow" }, { networkAccessType: 1, allowedCidrs: [], allowedDomains: [] }],
@@ -35,7 +22,7 @@ describe("egress policy on the wire", () => {
     ];
     for (const [network, wire] of cases) {
       await using sandbox = await createSandbox(provider, { network });
-      const report = emulator.inspectSandbox(sandbox.id)!;
+      const report = shared.emulator.inspectSandbox(sandbox.id)!;
       expect(report.definition.networkAccess).toEqual(wire);
       expect(report.definition.workdir).toBe("/workspace");
       const record = sandbox.audit().policies.network;

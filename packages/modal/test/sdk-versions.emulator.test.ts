@@ -2,8 +2,9 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { createSandbox, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
 import { createSandboxFromDriver } from "@sbx/core/adapter";
-import { startModalEmulator, type ModalEmulator } from "@sbx/modal-emulator";
+import { startModalEmulator } from "@sbx/modal-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 import { ModalDriver, MODAL_WORKSPACE } from "../src/modal-driver.js";
 
@@ -12,34 +13,11 @@ import { ModalDriver, MODAL_WORKSPACE } from "../src/modal-driver.js";
  * ships with, V2 sandboxes) and 0.10.1 (the emulator's `modal-v010` alias, whose default is the V1 sandbox path),
  * including the tree kill. Skips (loudly) when Docker or the emulator is unavailable, fails with SBX_REQUIRE=modal.
  */
-let emulator: ModalEmulator | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  try {
-    emulator = await startModalEmulator({});
-  } catch (error) {
-    unavailable = error instanceof Error ? error.message : String(error);
-    if ((process.env.SBX_REQUIRE ?? "").split(",").includes("modal")) throw error;
-    console.warn(`[@sbx/modal] SKIPPING SDK-version tests: the Modal emulator could not start: ${unavailable}`);
-  }
-});
-afterAll(async () => {
-  await emulator?.stop();
-});
+const shared = shareEmulator({ start: () => startModalEmulator({}), backend: "modal", label: "@sbx/modal SDK-version tests" });
 
 const emulatorRequire = createRequire(fileURLToPath(new URL("../../../tools/modal-emulator/package.json", import.meta.url)));
 
-const audit: DriverAudit = {
-  backendVersion: "test",
-  policies: {
-    network: { requested: null, applied: null, enforcement: "test" },
-    limits: { requested: null, applied: null, enforcement: "test" },
-    mounts: { requested: null, applied: null, enforcement: "test" },
-    user: { requested: null, applied: null, enforcement: "test" },
-    lifetime: { requested: null, applied: null, enforcement: "test" },
-  },
-};
+const audit: DriverAudit = testDriverAudit();
 
 async function exercise(sandbox: Sandbox) {
   const result = await sandbox.commands.run("printf 'ok\\377'; echo err 1>&2; exit 5");
@@ -62,23 +40,23 @@ async function exercise(sandbox: Sandbox) {
 }
 
 function settings() {
-  return { tokenId: emulator!.tokenId, tokenSecret: emulator!.tokenSecret, serverUrl: emulator!.serverUrl, logLevel: "error" as const };
+  return { tokenId: shared.emulator!.tokenId, tokenSecret: shared.emulator!.tokenSecret, serverUrl: shared.emulator!.serverUrl, logLevel: "error" as const };
 }
 
 describe("modal SDK versions through the emulator", () => {
   it("modal 0.11.1 (the adapter's own SDK), through createSandbox", async (context) => {
-    if (!emulator) return context.skip(`Modal emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`Modal emulator unavailable: ${shared.unavailable}`);
     await using sandbox = await createSandbox(createSandboxProvider(settings()));
     expect(sandbox.id).toMatch(/^sb-emu-/);
     await exercise(sandbox);
   });
 
   it("modal 0.10.1: the driver's command, kill and file paths on the older SDK's Sandbox (V1 path)", async (context) => {
-    if (!emulator) return context.skip(`Modal emulator unavailable: ${unavailable}`);
+    if (!shared.emulator) return context.skip(`Modal emulator unavailable: ${shared.unavailable}`);
     const sdk = (await import(emulatorRequire.resolve("modal-v010"))) as typeof import("modal");
     const previous = process.env.MODAL_SERVER_URL;
-    process.env.MODAL_SERVER_URL = emulator.serverUrl;
-    const client = new sdk.ModalClient({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, logLevel: "error" });
+    process.env.MODAL_SERVER_URL = shared.emulator.serverUrl;
+    const client = new sdk.ModalClient({ tokenId: shared.emulator.tokenId, tokenSecret: shared.emulator.tokenSecret, logLevel: "error" });
     if (previous === undefined) delete process.env.MODAL_SERVER_URL;
     else process.env.MODAL_SERVER_URL = previous;
     const app = await client.apps.fromName("sbx-sdk-010", { createIfMissing: true });

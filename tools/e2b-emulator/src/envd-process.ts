@@ -7,6 +7,7 @@
  * to tell whether something of the command still holds its output.)
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { sessionHasProcesses as sessionHasProcessesIn } from "@sbx/emulator-kit";
 import { startExec, runExec, type RunningExec } from "./docker-exec.js";
 import type { ContainerSandbox } from "./container-sandbox.js";
 import { homeDirectoryOf } from "./container-sandbox.js";
@@ -70,25 +71,9 @@ done
 exit 0
 `;
 
-/** Counts the processes of a session (bash script run as root). */
-const COUNT_SESSION_SCRIPT = `
-session="$1"; count=0
-for directory in /proc/[0-9]*; do
-  read -r line < "$directory/stat" 2>/dev/null || continue
-  rest="\${line##*) }"
-  set -- $rest
-  if [ "$4" = "$session" ]; then count=$((count + 1)); fi
-done
-echo "$count"
-`;
-
 /** True when some process of the session still runs (e.g. a background child holding stdout). */
 export async function sessionHasProcesses(sandbox: ContainerSandbox, sessionId: number): Promise<boolean> {
-  const result = await runExec(sandbox.container, {
-    command: ["/bin/bash", "-c", COUNT_SESSION_SCRIPT, "e2b-emulator-session", String(sessionId)],
-    user: "root",
-  });
-  return Number(result.stdout.toString("utf8").trim()) > 0;
+  return sessionHasProcessesIn(sandbox.container, sessionId);
 }
 
 /** Signals one process inside the container (as root, like envd). */

@@ -5,8 +5,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { spawnSync } from "node:child_process";
 import Docker from "dockerode";
+import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork } from "@sbx/emulator-kit";
 import { handleControlPlaneRequest, sendApiError } from "./control-plane.js";
 import {
   ContainerSandbox,
@@ -52,48 +52,18 @@ export interface E2BEmulator {
 /** The API key every emulator accepts (passes e2b@2.45's `/^e2b_[0-9a-f]+$/` check). */
 export const EMULATOR_API_KEY = "e2b_" + "0".repeat(40);
 
-const liveEmulators = new Set<{ stop(): Promise<void>; stopSynchronously(): void }>();
-let exitHandlersInstalled = false;
-
-function installExitHandlers(): void {
-  if (exitHandlersInstalled) return;
-  exitHandlersInstalled = true;
-  process.once("exit", () => {
-    for (const emulator of liveEmulators) emulator.stopSynchronously();
-  });
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    const handler = () => {
-      for (const emulator of liveEmulators) emulator.stopSynchronously();
-      liveEmulators.clear();
-      // Only take over termination when nobody else listens: re-raise the default behaviour.
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    };
-    process.once(signal, handler);
-  }
-}
-
 /** Starts an emulator; see {@link E2BEmulator}. */
 export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promise<E2BEmulator> {
   const docker = new Docker();
   const image = options.image ?? process.env.SBX_E2B_EMULATOR_IMAGE ?? "sbx-test/python:3.11";
-  try {
-    await docker.getImage(image).inspect();
-  } catch (error) {
-    throw new Error(`E2B emulator: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`);
-  }
+  await requireLocalImage(docker, image, "E2B emulator");
   const instanceId = randomIdentifier(10);
   const maxTimeoutSeconds = options.maxTimeoutSeconds ?? 3600;
-  let networkName = options.network ?? "";
-  let ownsNetwork = false;
-  if (!networkName) {
-    networkName = `e2b-emulator-${instanceId}`;
-    await docker.createNetwork({
-      Name: networkName,
-      Driver: "bridge",
-      Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: instanceId },
-    });
-    ownsNetwork = true;
-  }
+  const { networkName, ownsNetwork } = await useOrCreateNetwork(docker, {
+    requested: options.network,
+    name: `e2b-emulator-${instanceId}`,
+    labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: instanceId },
+  });
 
   const sandboxes = new Map<string, ContainerSandbox>();
   let accepting = true;
@@ -131,40 +101,28 @@ export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promis
   const address = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${address.port}`;
 
+  // Best effort for process exit: no event loop left, so the docker and iptables CLIs remove what is still there.
+  const forgetExitCleanup = cleanUpOnProcessExit(() =>
+    removeSynchronously({
+      containerIds: [...sandboxes.values()].map((sandbox) => sandbox.containerId),
+      firewallRules: [...sandboxes.values()].flatMap((sandbox) => sandbox.firewallRules),
+      networkName: ownsNetwork ? networkName : undefined,
+    }),
+  );
   let stopping: Promise<void> | undefined;
-  const lifecycle = {
-    stop(): Promise<void> {
-      if (!stopping) {
-        stopping = (async () => {
-          accepting = false;
-          liveEmulators.delete(lifecycle);
-          await Promise.all([...sandboxes.values()].map((sandbox) => sandbox.kill()));
-          // Anything left behind by this instance (e.g. a create racing with stop).
-          const leftovers = await docker
-            .listContainers({ all: true, filters: { label: [`${EMULATOR_INSTANCE_LABEL}=${instanceId}`] } })
-            .catch(() => []);
-          await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
-          if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
-        })();
-      }
-      return stopping;
-    },
-    /** Best effort for process exit: no event loop left, so use the docker and iptables CLIs. */
-    stopSynchronously(): void {
-      const containerIds = [...sandboxes.values()].map((sandbox) => sandbox.containerId).filter(Boolean);
-      if (containerIds.length > 0) spawnSync("docker", ["rm", "-f", ...containerIds], { stdio: "ignore" });
-      for (const sandbox of sandboxes.values()) {
-        for (const rule of sandbox.firewallRules) {
-          spawnSync("iptables", ["-w", "5", "-D", rule.chain, ...rule.specification], { stdio: "ignore" });
-        }
-      }
-      if (ownsNetwork) spawnSync("docker", ["network", "rm", networkName], { stdio: "ignore" });
-    },
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      accepting = false;
+      forgetExitCleanup();
+      await Promise.all([...sandboxes.values()].map((sandbox) => sandbox.kill()));
+      // Anything left behind by this instance (e.g. a create racing with stop).
+      await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
+    })();
+    return stopping;
   };
-  liveEmulators.add(lifecycle);
-  installExitHandlers();
 
   return {
     url,
@@ -172,7 +130,7 @@ export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promis
     connectionOptions: { apiKey: EMULATOR_API_KEY, apiUrl: url, sandboxUrl: url },
     networkName,
     listSandboxIds: () => [...sandboxes.keys()],
-    stop: () => lifecycle.stop(),
+    stop,
   };
 }
 

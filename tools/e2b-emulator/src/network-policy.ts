@@ -3,11 +3,9 @@
  * (`allow_internet_access`, `network.allowOut/denyOut`) into a Docker network
  * mode and, when needed, iptables rules keyed on the container's IP.
  */
-import { execFile } from "node:child_process";
-import { isIPv4 } from "node:net";
-import { promisify } from "node:util";
+import { ALL_TRAFFIC, installFirewallRules as installOutboundRules, isIPv4Cidr, type FirewallRule } from "@sbx/emulator-kit";
 
-const execFileAsync = promisify(execFile);
+export { describeFirewallRule, removeFirewallRules, type FirewallRule } from "@sbx/emulator-kit";
 
 /** The `network` object of E2B's create body, as the SDK sends it. */
 export interface RequestedNetwork {
@@ -38,12 +36,8 @@ export class UnsupportedNetworkPolicyError extends Error {
   }
 }
 
-const ALL_TRAFFIC = "0.0.0.0/0";
-
 function validateDestination(value: string, field: string): string {
-  const [address, prefix, ...rest] = value.trim().split("/");
-  const prefixValid = prefix === undefined || (/^\d{1,2}$/.test(prefix) && Number(prefix) <= 32);
-  if (rest.length > 0 || !isIPv4(address ?? "") || !prefixValid) {
+  if (!isIPv4Cidr(value.trim())) {
     throw new UnsupportedNetworkPolicyError(
       `network.${field} entry ${JSON.stringify(value)} is not an IPv4 address or CIDR: ` +
         "the E2B emulator only enforces IP/CIDR allowlists (real E2B also matches domain names by SNI/Host header)",
@@ -64,62 +58,10 @@ export function planNetworkPolicy(allowInternetAccess: boolean | undefined, netw
   return { mode: "network", allowOut, denyOut, needsFirewall: true };
 }
 
-/** Rejects (fails fast, "No route to host") rather than dropping, so denied connects do not hang. */
-const REJECT = ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"];
-
-/** One installed iptables rule: chain plus the rule specification (without -I/-D). */
-export interface FirewallRule {
-  chain: string;
-  specification: string[];
-}
-
-async function iptables(args: string[]): Promise<void> {
-  await execFileAsync("iptables", ["-w", "10", ...args]);
-}
-
-/** Renders a rule as the `iptables -A` command line an operator would type. */
-export function describeFirewallRule(rule: FirewallRule): string {
-  return ["iptables", "-A", rule.chain, ...rule.specification].join(" ");
-}
-
 /**
- * Installs rules so traffic from `containerAddress` only reaches what the plan
- * allows. Rules go in DOCKER-USER (traffic to other containers and beyond) and
- * INPUT (traffic to the host itself). Returns the rules in evaluation order.
+ * Installs rules so traffic from `containerAddress` only reaches what the plan allows (iptables in DOCKER-USER and
+ * INPUT). Returns the rules in evaluation order.
  */
-export async function installFirewallRules(
-  containerAddress: string,
-  plan: NetworkPolicyPlan,
-  comment: string,
-): Promise<FirewallRule[]> {
-  const tag = ["-m", "comment", "--comment", comment];
-  const source = ["-s", `${containerAddress}/32`];
-  const orderedSpecifications: string[][] = [
-    [...source, "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", ...tag, "-j", "ACCEPT"],
-    ...plan.allowOut.map((destination) => [...source, "-d", destination, ...tag, "-j", "ACCEPT"]),
-    ...plan.denyOut.map((destination) =>
-      destination === ALL_TRAFFIC ? [...source, ...tag, ...REJECT] : [...source, "-d", destination, ...tag, ...REJECT],
-    ),
-  ];
-  const installed: FirewallRule[] = [];
-  try {
-    for (const chain of ["DOCKER-USER", "INPUT"]) {
-      // Insert in reverse at position 1 so the final order equals orderedSpecifications.
-      for (const specification of [...orderedSpecifications].reverse()) {
-        await iptables(["-I", chain, "1", ...specification]);
-        installed.push({ chain, specification });
-      }
-    }
-  } catch (error) {
-    await removeFirewallRules(installed);
-    throw error;
-  }
-  return ["DOCKER-USER", "INPUT"].flatMap((chain) => orderedSpecifications.map((specification) => ({ chain, specification })));
-}
-
-/** Deletes previously installed rules; missing rules are ignored. */
-export async function removeFirewallRules(rules: FirewallRule[]): Promise<void> {
-  for (const rule of rules) {
-    await iptables(["-D", rule.chain, ...rule.specification]).catch(() => undefined);
-  }
+export async function installFirewallRules(containerAddress: string, plan: NetworkPolicyPlan, comment: string): Promise<FirewallRule[]> {
+  return installOutboundRules(containerAddress, { allowed: plan.allowOut, denied: plan.denyOut }, comment);
 }

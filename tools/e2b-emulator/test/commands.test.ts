@@ -1,21 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
-import { skipDockerTests, testImage } from "./docker-availability.js";
+import { skipDockerTests } from "./docker-availability.js";
+import { emulatorForSuite } from "./emulator-fixture.js";
 import { sdkVersions } from "./sdk-versions.js";
 
 describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
-  let emulator: E2BEmulator;
-  beforeAll(async () => {
-    emulator = await startE2BEmulator({ image: testImage });
-  });
-  afterAll(async () => {
-    await emulator?.stop();
-  });
+  const emulator = emulatorForSuite();
 
   describe.each(sdkVersions)("%s", (_label, Sandbox) => {
     let sandbox: InstanceType<typeof Sandbox>;
     beforeAll(async () => {
-      sandbox = await Sandbox.create({ ...emulator.connectionOptions, envs: { SANDBOX_LEVEL: "from-create" } });
+      sandbox = await Sandbox.create({ ...emulator().connectionOptions, envs: { SANDBOX_LEVEL: "from-create" } });
     });
     afterAll(async () => {
       await sandbox?.kill();
@@ -116,14 +110,14 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
 
   it("SendSignal with SIGTERM (raw Connect JSON) terminates that process, not its children; other signals are unimplemented", async () => {
     const { Sandbox } = await import("e2b");
-    const sandbox = await Sandbox.create(emulator.connectionOptions);
+    const sandbox = await Sandbox.create(emulator().connectionOptions);
     try {
       const handle = await sandbox.commands.run("sleep 100 & sleep 100 & wait", { background: true });
-      const info = (await (await fetch(`${emulator.url}/_emulator/sandboxes/${sandbox.sandboxId}`)).json()) as object;
+      const info = (await (await fetch(`${emulator().url}/_emulator/sandboxes/${sandbox.sandboxId}`)).json()) as object;
       expect(info).toMatchObject({ sandboxId: sandbox.sandboxId });
       const token = (sandbox as unknown as { envdAccessToken: string }).envdAccessToken;
       const sendSignal = (signal: unknown) =>
-        fetch(`${emulator.url}/process.Process/SendSignal`, {
+        fetch(`${emulator().url}/process.Process/SendSignal`, {
           method: "POST",
           headers: {
             "content-type": "application/json",
@@ -143,7 +137,7 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
       expect(outcome).toMatchObject({ name: "CommandExitError", exitCode: -1, error: "signal: terminated" });
       const left = await sandbox.commands.run("pgrep -c -f '^sleep 100$' || true");
       expect(left.stdout.trim()).toBe("2");
-      const unauthenticated = await fetch(`${emulator.url}/process.Process/List`, {
+      const unauthenticated = await fetch(`${emulator().url}/process.Process/List`, {
         method: "POST",
         headers: { "content-type": "application/json", "e2b-sandbox-id": sandbox.sandboxId, "e2b-sandbox-port": "49983" },
         body: "{}",

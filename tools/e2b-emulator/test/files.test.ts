@@ -1,23 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
-import { skipDockerTests, testImage } from "./docker-availability.js";
+import { skipDockerTests } from "./docker-availability.js";
+import { emulatorForSuite } from "./emulator-fixture.js";
 import { sdkVersions } from "./sdk-versions.js";
 
 const binary = Uint8Array.from({ length: 70_000 }, (_, index) => (index * 7 + 3) % 256);
 
 describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", () => {
-  let emulator: E2BEmulator;
-  beforeAll(async () => {
-    emulator = await startE2BEmulator({ image: testImage });
-  });
-  afterAll(async () => {
-    await emulator?.stop();
-  });
+  const emulator = emulatorForSuite();
 
   describe.each(sdkVersions)("%s", (_label, Sandbox) => {
     let sandbox: InstanceType<typeof Sandbox>;
     beforeAll(async () => {
-      sandbox = await Sandbox.create(emulator.connectionOptions);
+      sandbox = await Sandbox.create(emulator().connectionOptions);
     });
     afterAll(async () => {
       await sandbox?.kill();
@@ -108,7 +102,7 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
 
   it("answers concurrent filesystem calls and survives the death of its filesystem helper", async () => {
     const { Sandbox } = await import("e2b");
-    const sandbox = await Sandbox.create(emulator.connectionOptions);
+    const sandbox = await Sandbox.create(emulator().connectionOptions);
     try {
       const names = Array.from({ length: 12 }, (_, index) => `dir-${index}`);
       const made = await Promise.all(names.map((name) => sandbox.files.makeDir(`/home/user/concurrent/${name}`)));
@@ -131,7 +125,7 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
 
   it("accepts octet-stream and gzip uploads (e2b 2.51)", async () => {
     const { Sandbox } = await import("e2b");
-    const sandbox = await Sandbox.create(emulator.connectionOptions);
+    const sandbox = await Sandbox.create(emulator().connectionOptions);
     try {
       await sandbox.files.write("/home/user/stream.bin", binary.buffer as ArrayBuffer, { useOctetStream: true } as never);
       expect(Buffer.from(await sandbox.files.read("/home/user/stream.bin", { format: "bytes" })).equals(Buffer.from(binary))).toBe(true);

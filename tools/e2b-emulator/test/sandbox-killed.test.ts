@@ -1,7 +1,7 @@
 import { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
-import { skipDockerTests, testImage } from "./docker-availability.js";
+import { describe, expect, it } from "vitest";
+import { skipDockerTests } from "./docker-availability.js";
+import { emulatorForSuite } from "./emulator-fixture.js";
 import { sdkVersions } from "./sdk-versions.js";
 
 /**
@@ -13,25 +13,19 @@ import { sdkVersions } from "./sdk-versions.js";
 const KILLED_MID_REQUEST = /sandbox was killed or reached its end of life while the request was in flight/;
 
 describe.skipIf(skipDockerTests)("a sandbox that ends while a call is in flight", () => {
-  let emulator: E2BEmulator;
-  beforeAll(async () => {
-    emulator = await startE2BEmulator({ image: testImage });
-  });
-  afterAll(async () => {
-    await emulator?.stop();
-  });
+  const emulator = emulatorForSuite();
 
   describe.each(sdkVersions)("%s", (_label, Sandbox) => {
     it("killed (from elsewhere) while a background command runs: wait() rejects with the SDK's TimeoutError, not an exit code", async () => {
-      const sandbox = await Sandbox.create(emulator.connectionOptions);
+      const sandbox = await Sandbox.create(emulator().connectionOptions);
       const command = await sandbox.commands.run("sleep 60", { background: true });
-      expect(await Sandbox.kill(sandbox.sandboxId, emulator.connectionOptions)).toBe(true);
+      expect(await Sandbox.kill(sandbox.sandboxId, emulator().connectionOptions)).toBe(true);
       const outcome = await command.wait().catch((error: unknown) => error);
       expect(outcome).toMatchObject({ name: "TimeoutError", message: expect.stringMatching(KILLED_MID_REQUEST) });
     });
 
     it("killed while a foreground command streams output: run() rejects with the same error", async () => {
-      const sandbox = await Sandbox.create(emulator.connectionOptions);
+      const sandbox = await Sandbox.create(emulator().connectionOptions);
       const lines: string[] = [];
       const running = sandbox.commands.run("for i in $(seq 600); do echo tick $i; sleep 0.1; done", { onStdout: (line) => void lines.push(line) });
       running.catch(() => undefined);
@@ -46,14 +40,14 @@ describe.skipIf(skipDockerTests)("a sandbox that ends while a call is in flight"
     });
 
     it("reaching its end of life during a command fails the command the same way", async () => {
-      const sandbox = await Sandbox.create({ ...emulator.connectionOptions, timeoutMs: 3_000 });
+      const sandbox = await Sandbox.create({ ...emulator().connectionOptions, timeoutMs: 3_000 });
       const outcome = await sandbox.commands.run("sleep 60").catch((error: unknown) => error);
       expect(outcome).toMatchObject({ name: "TimeoutError", message: expect.stringMatching(KILLED_MID_REQUEST) });
     });
   });
 
   it("killed during runCode: the code interpreter SDK raises its TimeoutError saying the sandbox was killed", async () => {
-    const sandbox = await CodeInterpreterSandbox.create(emulator.connectionOptions);
+    const sandbox = await CodeInterpreterSandbox.create(emulator().connectionOptions);
     const stdout: string[] = [];
     const execution = sandbox.runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", { timeoutMs: 300_000, onStdout: (message) => void stdout.push(message.line) });
     execution.catch(() => undefined);

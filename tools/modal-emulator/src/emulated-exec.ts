@@ -8,7 +8,7 @@
  * that pid" kills every process the command started, double-forked ones included.
  */
 import type Docker from "dockerode";
-import { runExec, startExec, type RunningExec } from "./docker-exec.js";
+import { runExec, sessionHasProcesses, startExec, type RunningExec } from "@sbx/emulator-kit";
 import { OutputBuffer } from "./output-buffer.js";
 
 /** Folder (inside the container) holding one pid file per exec. */
@@ -57,6 +57,7 @@ export class EmulatedExec {
   /** True when the emulator killed it because `timeout_secs` ran out. */
   timedOut = false;
   private running: RunningExec | undefined;
+  private starting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly finishedWaiters = new Set<() => void>();
   private readonly pidFile: string;
@@ -69,8 +70,17 @@ export class EmulatedExec {
     this.pidFile = `${PID_FOLDER}/${request.execId.replace(/[^A-Za-z0-9-]/g, "_")}`;
   }
 
-  /** Starts the process; resolves once Docker accepted the exec. */
-  async start(): Promise<void> {
+  /**
+   * Starts the process once; resolves once Docker accepted the exec. A retried `TaskExecStart` (the client's deadline
+   * ran out on a loaded engine) waits for the same start, so stdin it sends next is never written before there is a
+   * process to take it.
+   */
+  start(): Promise<void> {
+    this.starting ??= this.startProcess();
+    return this.starting;
+  }
+
+  private async startProcess(): Promise<void> {
     const { request } = this;
     this.running = await startExec(
       this.container,
@@ -100,8 +110,7 @@ export class EmulatedExec {
     }
     const running = this.running;
     void running.exitCode.then(async (code) => {
-      // The command exited; a background child may still hold stdout, so wait only briefly for trailing output.
-      await running.waitForOutputToSettle(100, 2000);
+      await this.drainOutput(running);
       running.detach();
       if (this.timer) clearTimeout(this.timer);
       this.stdout.end();
@@ -114,9 +123,30 @@ export class EmulatedExec {
     });
   }
 
+  /**
+   * Waits for the output still owed after the process exited. Docker usually ends the stream right away. If not,
+   * either a background process of the command's session holds stdout (then stop once the pipe is quiet, as Modal
+   * does not wait for it either) or the rest is only in flight: a loaded engine can pause for longer than any quiet
+   * window, so then wait for the stream's end (bounded), never cutting output a finished command wrote.
+   */
+  private async drainOutput(running: RunningExec): Promise<void> {
+    const endedPromptly = await Promise.race([running.outputEnded.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50))]);
+    if (endedPromptly) return;
+    if (await this.sessionStillRuns().catch(() => true)) await running.waitForOutputToSettle(100, 2000);
+    else await running.waitForOutputToSettle(10_000, 30_000);
+  }
+
+  /** True when a process of the command's session (Docker makes each exec a session leader) still runs. */
+  private async sessionStillRuns(): Promise<boolean> {
+    const recorded = await runExec(this.container, { command: ["/bin/cat", this.pidFile], user: "root" });
+    const sessionId = Number(recorded.stdout.toString("utf8").trim());
+    return !Number.isInteger(sessionId) || sessionId <= 0 || (await sessionHasProcesses(this.container, sessionId));
+  }
+
   /** Accepts stdin bytes at `offset`, ignoring the part already written (retries), and closes stdin on `eof`. */
   writeStdin(offset: number, data: Uint8Array, eof: boolean): void {
     if (offset > this.stdinBytesWritten) throw new Error(`stdin offset ${offset} is past the ${this.stdinBytesWritten} bytes written so far`);
+    if (!this.running) throw new Error("stdin arrived before the exec started");
     const fresh = data.subarray(Math.min(data.length, this.stdinBytesWritten - offset));
     if (fresh.length > 0 && !this.stdinClosed) {
       this.running?.connection.write(Buffer.from(fresh));

@@ -199,7 +199,10 @@ export class EmulatedSandbox {
   /** Starts an exec; a retried `TaskExecStart` with the same exec id returns the first one. */
   async startExec(request: ExecRequest): Promise<EmulatedExec> {
     const existing = this.execs.get(request.execId);
-    if (existing) return existing;
+    if (existing) {
+      await existing.start();
+      return existing;
+    }
     const environment = { ...this.definition.environment, ...request.environment };
     const exec = new EmulatedExec(this.container, { ...request, environment, workdir: request.workdir ?? this.definition.workdir }, () => this.touch());
     this.execs.set(request.execId, exec);

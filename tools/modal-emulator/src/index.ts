@@ -5,9 +5,9 @@
  * `MODAL_SERVER_URL=http://127.0.0.1:<port>` and the emulator's token id and secret. Every emulated sandbox is a real
  * container on the local Docker Engine; commands never run on the host.
  */
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import Docker from "dockerode";
+import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork } from "@sbx/emulator-kit";
 import { createServer } from "nice-grpc";
 import { controlPlaneHandlers } from "./control-plane.js";
 import { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, RESULT_STATUS, type EmulatedSandbox, type SandboxEnforcementReport } from "./emulated-sandbox.js";
@@ -57,42 +57,18 @@ export interface ModalEmulator {
   stop(): Promise<void>;
 }
 
-const liveEmulators = new Set<{ stopSynchronously(): void }>();
-let exitHandlersInstalled = false;
-
-function installExitHandlers(): void {
-  if (exitHandlersInstalled) return;
-  exitHandlersInstalled = true;
-  process.once("exit", () => {
-    for (const emulator of liveEmulators) emulator.stopSynchronously();
-  });
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(signal, () => {
-      for (const emulator of liveEmulators) emulator.stopSynchronously();
-      liveEmulators.clear();
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-    });
-  }
-}
-
 /** Starts an emulator; see {@link ModalEmulator}. Throws when Docker or the image is unavailable. */
 export async function startModalEmulator(options: ModalEmulatorOptions = {}): Promise<ModalEmulator> {
   const definitions = loadModalDefinitions();
   const docker = new Docker();
   const image = options.image ?? process.env.SBX_MODAL_EMULATOR_IMAGE ?? "sbx-test/python:3.11";
-  try {
-    await docker.getImage(image).inspect();
-  } catch (error) {
-    throw new Error(`Modal emulator: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`);
-  }
+  await requireLocalImage(docker, image, "Modal emulator");
   const instanceId = randomBytes(5).toString("hex");
-  let networkName = options.network ?? "";
-  let ownsNetwork = false;
-  if (!networkName) {
-    networkName = `modal-emulator-${instanceId}`;
-    await docker.createNetwork({ Name: networkName, Driver: "bridge", Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: instanceId } });
-    ownsNetwork = true;
-  }
+  const { networkName, ownsNetwork } = await useOrCreateNetwork(docker, {
+    requested: options.network,
+    name: `modal-emulator-${instanceId}`,
+    labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: instanceId },
+  });
 
   let accepting = true;
   let port = 0;
@@ -119,18 +95,14 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
   port = await server.listen(`127.0.0.1:${options.port ?? 0}`);
 
   let stopping: Promise<void> | undefined;
-  const lifecycle = {
-    stopSynchronously(): void {
-      const containerIds = [...state.sandboxes.values()].map((sandbox) => sandbox.containerId).filter(Boolean);
-      if (containerIds.length > 0) spawnSync("docker", ["rm", "-f", ...containerIds], { stdio: "ignore" });
-      for (const sandbox of state.sandboxes.values()) {
-        for (const rule of sandbox.firewallRules) spawnSync("iptables", ["-w", "5", "-D", rule.chain, ...rule.specification], { stdio: "ignore" });
-      }
-      if (ownsNetwork) spawnSync("docker", ["network", "rm", networkName], { stdio: "ignore" });
-    },
-  };
-  liveEmulators.add(lifecycle);
-  installExitHandlers();
+  // Best effort for process exit: no event loop left, so the docker and iptables CLIs remove what is still there.
+  const forgetExitCleanup = cleanUpOnProcessExit(() =>
+    removeSynchronously({
+      containerIds: [...state.sandboxes.values()].map((sandbox) => sandbox.containerId),
+      firewallRules: [...state.sandboxes.values()].flatMap((sandbox) => sandbox.firewallRules),
+      networkName: ownsNetwork ? networkName : undefined,
+    }),
+  );
 
   return {
     serverUrl: `http://127.0.0.1:${port}`,
@@ -149,10 +121,9 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
       if (!stopping) {
         stopping = (async () => {
           accepting = false;
-          liveEmulators.delete(lifecycle);
+          forgetExitCleanup();
           await Promise.all([...state.sandboxes.values()].map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" })));
-          const leftovers = await docker.listContainers({ all: true, filters: { label: [`${EMULATOR_INSTANCE_LABEL}=${instanceId}`] } }).catch(() => []);
-          await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
+          await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
           server.forceShutdown();
           if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
         })();

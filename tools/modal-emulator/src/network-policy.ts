@@ -9,11 +9,9 @@
  *   and the HTTP Host header); here traffic to a listed domain is rejected like any other, so the emulator is
  *   stricter than Modal, never looser. IPv6 entries are recorded only (the emulator's network is IPv4).
  */
-import { execFile } from "node:child_process";
-import { isIPv4 } from "node:net";
-import { promisify } from "node:util";
+import { ALL_TRAFFIC, installFirewallRules as installOutboundRules, isIPv4Cidr, type FirewallRule } from "@sbx/emulator-kit";
 
-const execFileAsync = promisify(execFile);
+export { describeFirewallRule, removeFirewallRules, type FirewallRule } from "@sbx/emulator-kit";
 
 /** Modal's `NetworkAccess.network_access_type`. */
 export const NETWORK_ACCESS_TYPE = { UNSPECIFIED: 0, OPEN: 1, BLOCKED: 2, ALLOWLIST: 3 } as const;
@@ -39,11 +37,6 @@ export interface EmulatorNetworkPlan {
   readonly needsFirewall: boolean;
 }
 
-function isIPv4Cidr(value: string): boolean {
-  const [address, prefix, ...rest] = value.split("/");
-  return rest.length === 0 && isIPv4(address ?? "") && (prefix === undefined || (/^\d{1,2}$/.test(prefix) && Number(prefix) <= 32));
-}
-
 /** Derives the enforcement plan from the create request's `network_access`. */
 export function planNetwork(access: NetworkAccessMessage | undefined): EmulatorNetworkPlan {
   const type = access?.networkAccessType ?? NETWORK_ACCESS_TYPE.OPEN;
@@ -61,52 +54,10 @@ export function planNetwork(access: NetworkAccessMessage | undefined): EmulatorN
   return { mode: "network", type: "ALLOWLIST", enforcedCidrs, notEnforced, needsFirewall: true };
 }
 
-/** Rejects (fails fast, "No route to host") rather than dropping, so denied connects do not hang. */
-const REJECT = ["-j", "REJECT", "--reject-with", "icmp-admin-prohibited"];
-
-/** One installed iptables rule: chain plus the rule specification (without -I/-D). */
-export interface FirewallRule {
-  readonly chain: string;
-  readonly specification: string[];
-}
-
-async function iptables(args: string[]): Promise<void> {
-  await execFileAsync("iptables", ["-w", "10", ...args]);
-}
-
-/** Renders a rule as the `iptables -A` command line an operator would type. */
-export function describeFirewallRule(rule: FirewallRule): string {
-  return ["iptables", "-A", rule.chain, ...rule.specification].join(" ");
-}
-
 /**
- * Installs rules so traffic from `containerAddress` reaches only the plan's CIDRs. Rules go in DOCKER-USER (other
- * containers and beyond) and INPUT (the host itself). Returns the rules in evaluation order.
+ * Installs rules so traffic from `containerAddress` reaches only the plan's CIDRs and everything else is rejected
+ * (iptables in DOCKER-USER and INPUT). Returns the rules in evaluation order.
  */
 export async function installFirewallRules(containerAddress: string, plan: EmulatorNetworkPlan, comment: string): Promise<FirewallRule[]> {
-  const tag = ["-m", "comment", "--comment", comment];
-  const source = ["-s", `${containerAddress}/32`];
-  const ordered: string[][] = [
-    [...source, "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", ...tag, "-j", "ACCEPT"],
-    ...plan.enforcedCidrs.map((destination) => [...source, "-d", destination, ...tag, "-j", "ACCEPT"]),
-    [...source, ...tag, ...REJECT],
-  ];
-  const installed: FirewallRule[] = [];
-  try {
-    for (const chain of ["DOCKER-USER", "INPUT"]) {
-      for (const specification of [...ordered].reverse()) {
-        await iptables(["-I", chain, "1", ...specification]);
-        installed.push({ chain, specification });
-      }
-    }
-  } catch (error) {
-    await removeFirewallRules(installed);
-    throw error;
-  }
-  return ["DOCKER-USER", "INPUT"].flatMap((chain) => ordered.map((specification) => ({ chain, specification })));
-}
-
-/** Deletes previously installed rules; missing rules are ignored. */
-export async function removeFirewallRules(rules: readonly FirewallRule[]): Promise<void> {
-  for (const rule of rules) await iptables(["-D", rule.chain, ...rule.specification]).catch(() => undefined);
+  return installOutboundRules(containerAddress, { allowed: plan.enforcedCidrs, denied: [ALL_TRAFFIC] }, comment);
 }

@@ -2,21 +2,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import type { Execution, ExecutionResult } from "@sbx/core";
 import { UsageError } from "../errors.js";
-import { parseDuration, parseEnvironment, parseNetwork } from "../options.js";
-import { createCliSandbox } from "../sandbox-session.js";
-import { requestedTarget } from "../target.js";
+import { createCliSandbox, sandboxRequestFromFlags, streamToTerminal, type SandboxFlags } from "../sandbox-session.js";
 import type { CliEnvironment, OutputMode } from "../terminal.js";
 import { paint, status } from "../terminal.js";
 
 /** Flags of `sbx code`. */
-export interface CodeFlags {
-  target?: string;
-  network?: string;
-  timeout?: string;
-  env?: string[];
+export interface CodeFlags extends SandboxFlags {
   language?: string;
   "out-dir"?: string;
-  "allow-fake"?: boolean;
 }
 
 /** Binary MIME types saved to files, with their extension. */
@@ -79,22 +72,10 @@ export function printExecution(environment: CliEnvironment, mode: OutputMode, ex
 export async function codeCommand(environment: CliEnvironment, mode: OutputMode, flags: CodeFlags, positionals: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("sbx code needs exactly one FILE, or - to read the code from standard input.");
   const source = await readSource(environment, positionals[0]!);
-  const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout");
-  const sandbox = await createCliSandbox(environment, mode, {
-    target: requestedTarget(flags.target, environment.env),
-    allowFake: flags["allow-fake"] === true,
-    network: parseNetwork(flags.network),
-    timeoutMs,
-    env: parseEnvironment(flags.env),
-  });
+  const request = sandboxRequestFromFlags(environment, flags);
+  const sandbox = await createCliSandbox(environment, mode, request);
   try {
-    const execution = await sandbox.runCode(source, {
-      language: flags.language,
-      timeoutMs,
-      signal: environment.signal,
-      onStdout: mode.json ? undefined : (text) => environment.stdout.write(text),
-      onStderr: mode.json ? undefined : (text) => environment.stderr.write(text),
-    });
+    const execution = await sandbox.runCode(source, { language: flags.language, timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(environment, mode) });
     const rendered = execution.results === null ? null : await saveRichResults(execution.results, resolve(environment.cwd, flags["out-dir"] ?? "."), environment.cwd);
     if (mode.json) {
       environment.stdout.write(`${JSON.stringify({

@@ -1,19 +1,13 @@
 import { shellQuote } from "@sbx/core/adapter";
 import { UsageError } from "../errors.js";
-import { parseDuration, parseEnvironment, parseNetwork, parseUploads } from "../options.js";
-import { createCliSandbox, uploadWithProgress } from "../sandbox-session.js";
-import { requestedTarget } from "../target.js";
+import { parseUploads } from "../options.js";
+import { createCliSandbox, sandboxRequestFromFlags, streamToTerminal, uploadWithProgress, type SandboxFlags } from "../sandbox-session.js";
 import type { CliEnvironment, OutputMode } from "../terminal.js";
 import { status } from "../terminal.js";
 
 /** Flags of `sbx run`. */
-export interface RunFlags {
-  target?: string;
-  network?: string;
-  timeout?: string;
-  env?: string[];
+export interface RunFlags extends SandboxFlags {
   upload?: string[];
-  "allow-fake"?: boolean;
 }
 
 /** Shell-quotes one argument so `sbx run -- ls "a b"` runs `ls 'a b'` (plain words stay as they are, for readable logs). */
@@ -29,23 +23,12 @@ function quote(argument: string): string {
 export async function runCommand(environment: CliEnvironment, mode: OutputMode, flags: RunFlags, positionals: string[]): Promise<number> {
   if (positionals.length === 0) throw new UsageError("sbx run needs a command after --, for example: sbx run -- python3 -c 'print(1)'");
   const commandLine = positionals.length === 1 ? positionals[0]! : positionals.map(quote).join(" ");
-  const timeoutMs = flags.timeout === undefined ? undefined : parseDuration(flags.timeout, "--timeout");
+  const request = sandboxRequestFromFlags(environment, flags);
   const uploads = parseUploads(flags.upload);
-  const sandbox = await createCliSandbox(environment, mode, {
-    target: requestedTarget(flags.target, environment.env),
-    allowFake: flags["allow-fake"] === true,
-    network: parseNetwork(flags.network),
-    timeoutMs,
-    env: parseEnvironment(flags.env),
-  });
+  const sandbox = await createCliSandbox(environment, mode, request);
   try {
     for (const upload of uploads) await uploadWithProgress(environment, mode, sandbox, upload);
-    const result = await sandbox.commands.run(commandLine, {
-      timeoutMs,
-      signal: environment.signal,
-      onStdout: mode.json ? undefined : (text) => environment.stdout.write(text),
-      onStderr: mode.json ? undefined : (text) => environment.stderr.write(text),
-    });
+    const result = await sandbox.commands.run(commandLine, { timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(environment, mode) });
     if (mode.json) {
       environment.stdout.write(`${JSON.stringify({
         sandbox: { id: sandbox.id, backend: sandbox.backend },
