@@ -73,10 +73,17 @@ export class FakeDriver implements SandboxDriverV1 {
   private readonly lifetimeTimer: NodeJS.Timeout;
   private nextPid = 100;
   private destroyed = false;
-  private expired = false;
+  private expiredByTimer = false;
+  /**
+   * When the lifetime ends, fixed before the shell exists: just-bash's own execution deadline (the same length)
+   * starts later, so a command it stops is always past this instant, and is reported as the lost sandbox it is
+   * even when the lifetime timer has not run yet on a loaded event loop.
+   */
+  private readonly expiresAt: number;
 
   constructor(private readonly config: FakeDriverOptions) {
     const { options, settings } = config;
+    this.expiresAt = Date.now() + options.timeoutMs;
     this.id = config.id;
     this.workspace = settings.workspace;
     this.audit = config.audit;
@@ -102,10 +109,15 @@ export class FakeDriver implements SandboxDriverV1 {
     this.shell.attach(this.bash);
     if (config.statefulCode) this.createCodeContext = (request) => this.newCodeContext(request);
     this.lifetimeTimer = setTimeout(() => {
-      this.expired = true;
+      this.expiredByTimer = true;
       void this.destroy();
     }, options.timeoutMs);
     this.lifetimeTimer.unref();
+  }
+
+  /** Whether the sandbox's lifetime has ended (by its timer, or by the clock before the timer ran). */
+  private get expired(): boolean {
+    return this.expiredByTimer || Date.now() >= this.expiresAt;
   }
 
   /** Creates the workspace, /tmp and the seed files. */
