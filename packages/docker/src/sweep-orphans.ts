@@ -4,6 +4,7 @@ import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } fr
 import { createDockerClient } from "./docker-client.js";
 import { sweepEgressDirectories } from "./egress/egress-socket.js";
 import { parseDockerSettings, resolveEndpoint } from "./settings.js";
+import { processAlive } from "./process-alive.js";
 
 /** What a sweep removed. */
 export interface SweepResult {
@@ -13,15 +14,6 @@ export interface SweepResult {
   readonly volumes: string[];
   /** Egress socket directories (adr/0027) of sbx processes on this host that are gone. */
   readonly egressDirectories: string[];
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Why a labelled container is an orphan, or undefined when it belongs to a live owner and has not expired. */

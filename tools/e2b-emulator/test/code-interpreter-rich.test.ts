@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
+import { emulatorForSuite } from "./emulator-fixture.js";
 import { codeInterpreterDriverSource } from "../src/code-interpreter-driver.js";
-import { skipDockerTests, testImage } from "./docker-availability.js";
+import { skipDockerTests } from "./docker-availability.js";
 
 /**
  * The code interpreter's display channel, as real E2B's server streams it from its Jupyter kernel
@@ -19,19 +19,17 @@ const RESULT_FIELDS = ["type", "text", "html", "markdown", "svg", "png", "jpeg",
 type Line = Record<string, unknown> & { type: string };
 
 describe.skipIf(skipDockerTests)("code interpreter rich results (the server's result lines, through @e2b/code-interpreter)", () => {
-  let emulator: E2BEmulator;
+  const emulator = emulatorForSuite();
   let sandbox: Sandbox;
   beforeAll(async () => {
-    emulator = await startE2BEmulator({ image: testImage });
-    sandbox = await Sandbox.create(emulator.connectionOptions);
+    sandbox = await Sandbox.create(emulator().connectionOptions);
   });
   afterAll(async () => {
     await sandbox?.kill();
-    await emulator?.stop();
   });
 
   async function executeRaw(code: string): Promise<Line[]> {
-    const response = await fetch(`${emulator.url}/execute`, {
+    const response = await fetch(`${emulator().url}/execute`, {
       method: "POST",
       headers: { "content-type": "application/json", "E2b-Sandbox-Id": sandbox.sandboxId, "E2b-Sandbox-Port": "49999" },
       body: JSON.stringify({ code }),

@@ -1,18 +1,16 @@
 import { Sandbox } from "@e2b/code-interpreter";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2BEmulator, type E2BEmulator } from "../src/index.js";
-import { skipDockerTests, testImage } from "./docker-availability.js";
+import { emulatorForSuite } from "./emulator-fixture.js";
+import { skipDockerTests } from "./docker-availability.js";
 
 describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCode)", () => {
-  let emulator: E2BEmulator;
+  const emulator = emulatorForSuite();
   let sandbox: Sandbox;
   beforeAll(async () => {
-    emulator = await startE2BEmulator({ image: testImage });
-    sandbox = await Sandbox.create(emulator.connectionOptions);
+    sandbox = await Sandbox.create(emulator().connectionOptions);
   });
   afterAll(async () => {
     await sandbox?.kill();
-    await emulator?.stop();
   });
 
   it("runs code in the default context, keeps state and returns the last expression", async () => {

@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
+import { processAlive } from "../process-alive.js";
 
 /** Where the per-sandbox host directory is mounted (read-only) inside the container. */
 export const SANDBOX_SOCKET_DIRECTORY = "/run/sbx-egress";
@@ -42,15 +43,6 @@ function installExitHook(): void {
   process.once("exit", () => {
     for (const directory of openDirectories) rmSync(directory, { recursive: true, force: true });
   });
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**
