@@ -26,4 +26,6 @@ export * from "./posix/posix-file-scripts.js";
 export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } from "./posix/process-tree-kill.js";
 export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe } from "./posix/out-of-memory-probe.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
+/** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
+export { processIsAlive } from "./runtime/credential-store.js";
 export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./runtime/allowlist-host.js";

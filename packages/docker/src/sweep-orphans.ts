@@ -1,10 +1,10 @@
+import { processIsAlive } from "@sbx/core/adapter";
 import { hostname } from "node:os";
 import type Docker from "dockerode";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "./labels.js";
 import { createDockerClient } from "./docker-client.js";
 import { sweepEgressDirectories } from "./egress/egress-socket.js";
 import { parseDockerSettings, resolveEndpoint } from "./settings.js";
-import { processAlive } from "./process-alive.js";
 
 /** What a sweep removed. */
 export interface SweepResult {
@@ -22,7 +22,7 @@ export function orphanReason(labels: Record<string, string>, state: string, now 
   const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
   if (!Number.isNaN(expiresAt) && expiresAt <= now) return "lifetime expired";
   const pid = Number(labels[OWNER_PID_LABEL]);
-  if (labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) return `owner process ${pid} is gone`;
+  if (labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0 && !processIsAlive(pid)) return `owner process ${pid} is gone`;
   return undefined;
 }
 

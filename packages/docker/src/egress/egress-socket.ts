@@ -1,10 +1,10 @@
+import { processIsAlive } from "@sbx/core/adapter";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
-import { processAlive } from "../process-alive.js";
 
 /** Where the per-sandbox host directory is mounted (read-only) inside the container. */
 export const SANDBOX_SOCKET_DIRECTORY = "/run/sbx-egress";
@@ -61,7 +61,7 @@ export function sweepEgressDirectories(parent = tmpdir()): string[] {
     const match = /^sbx-egress-(\d+)-[A-Za-z0-9]+$/.exec(name);
     if (!match) continue;
     const pid = Number(match[1]);
-    if (pid === process.pid || processAlive(pid)) continue;
+    if (pid === process.pid || processIsAlive(pid)) continue;
     try {
       rmSync(join(parent, name), { recursive: true, force: true });
       removed.push(join(parent, name));
