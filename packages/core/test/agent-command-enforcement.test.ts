@@ -4,26 +4,21 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defineCapabilities, isSbxError, type ResolvedCreateOptions, type SandboxProviderV1 } from "../src/index.ts";
-import { createSandboxFromDriver, newCommandTag, withCodeAgent, type AgentCommandEnforcement } from "../src/adapter.ts";
+import { isSbxError } from "../src/index.ts";
+import { newCommandTag, withCodeAgent, type AgentCommandEnforcement } from "../src/adapter.ts";
+import { sandboxOverAgentDriver } from "./support/host-agent-sandbox.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
+import { ownLoginuid, UNSET_LOGINUID } from "./support/loginuid.ts";
 
 // The backend-enforcement hooks of commands through the agent (adr/0025), on host processes: every command carries the
 // tag the hooks issued, kills go through `killTagged`, a SIGKILL exit asks the OOM probe, and a dead agent's commands
 // are killed through the hooks before they fail. Needs python3 >= 3.8 and an unset loginuid for this test process
 // (so the agent may give each command its own); elsewhere it skips, saying so.
 
-const UNSET = "4294967295";
-const ownLoginuid = (() => {
-  try {
-    return readFileSync("/proc/self/loginuid", "utf8").trim();
-  } catch {
-    return null;
-  }
-})();
+const loginuid = ownLoginuid();
 const hasPython = spawnSync("python3", ["-c", "import sys; assert sys.version_info >= (3, 8)"]).status === 0;
-const usable = hasPython && ownLoginuid === UNSET;
-if (!usable) console.warn(`\n[sbx] SKIPPING the agent command-enforcement tests: ${hasPython ? `this process's loginuid is ${ownLoginuid} (needs unset)` : "no python3 >= 3.8"}\n`);
+const usable = hasPython && loginuid === UNSET_LOGINUID;
+if (!usable) console.warn(`\n[sbx] SKIPPING the agent command-enforcement tests: ${hasPython ? `this process's loginuid is ${loginuid} (needs unset)` : "no python3 >= 3.8"}\n`);
 
 /** Host processes carrying `tag` (not zombies). */
 function tagged(tag: string): number[] {
@@ -80,18 +75,6 @@ function recordingEnforcement(base: ReturnType<typeof createHostProcessDriver>) 
   return { enforcement, calls, setOutOfMemory: (value: boolean | null) => (nextOutOfMemory = value) };
 }
 
-const OPTIONS = { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } as unknown as ResolvedCreateOptions;
-const provider: SandboxProviderV1 = {
-  specificationVersion: "sbx-v1",
-  backend: "host-agent-test",
-  packageName: "none",
-  capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, STDIN: true, BACKGROUND_COMMANDS: true, languages: ["python"] }),
-  isolating: false,
-  detect: async () => ({ backend: "host-agent-test", usable: true, reason: "", remedy: "", isolating: false }),
-  create: async () => {
-    throw new Error("not used");
-  },
-};
 
 describe.skipIf(!usable)("commands through the agent with the backend's enforcement", () => {
   let directory: string;
@@ -106,7 +89,7 @@ describe.skipIf(!usable)("commands through the agent with the backend's enforcem
     const base = createHostProcessDriver(directory);
     const recording = recordingEnforcement(base);
     const driver = withCodeAgent(base, { backend: "host-agent-test", enforcement: recording.enforcement, ...options });
-    const sandbox = createSandboxFromDriver(driver, { provider, target: "", options: OPTIONS });
+    const sandbox = sandboxOverAgentDriver(driver);
     return { base, driver, sandbox, ...recording };
   }
 

@@ -1,22 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { KILL_TREE_SCRIPT, newCommandTag } from "../src/adapter.ts";
+import { ownLoginuid, UNSET_LOGINUID } from "./support/loginuid.ts";
 
 // KILL_TREE_SCRIPT reports "verified" (exit 0) only when tags can be trusted: a helper that already has a loginuid
 // (an engine started from a login session, where every exec inherits one and the command wrapper's tag write
 // fails) must say so (exit 5, the caller falls back to killing by user), never "nothing tagged is left".
 
-const UNSET = "4294967295";
-const ownLoginuid = (() => {
-  try {
-    return readFileSync("/proc/self/loginuid", "utf8").trim();
-  } catch {
-    return null;
-  }
-})();
+const loginuid = ownLoginuid();
 
-describe.skipIf(ownLoginuid === null)("KILL_TREE_SCRIPT", () => {
+describe.skipIf(loginuid === null)("KILL_TREE_SCRIPT", () => {
   it("refuses to verify (exit 5) when the helper's own loginuid is already set, as every command's then is", () => {
     // The child sets its own loginuid first when it is unset (allowed once), reproducing an engine whose
     // processes start with one; when this test process already has one, the write fails and it is set anyway.
@@ -25,7 +18,7 @@ describe.skipIf(ownLoginuid === null)("KILL_TREE_SCRIPT", () => {
     expect(result.status).toBe(5);
   });
 
-  it.skipIf(ownLoginuid !== UNSET)("verifies (exit 0) when loginuid is unset and no process carries the tag", () => {
+  it.skipIf(loginuid !== UNSET_LOGINUID)("verifies (exit 0) when loginuid is unset and no process carries the tag", () => {
     const result = spawnSync("sh", ["-c", KILL_TREE_SCRIPT, "sbx-kill", newCommandTag()], { encoding: "utf8" });
     expect(result.status).toBe(0);
   });

@@ -5,15 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  defineCapabilities,
   isSbxError,
-  type ResolvedCreateOptions,
   type Sandbox,
   type SandboxDriverV1,
-  type SandboxProviderV1,
 } from "../src/index.ts";
-import { AgentFrameDecoder, AgentProtocolViolation, createSandboxFromDriver, encodeAgentFrame, withCodeAgent } from "../src/adapter.ts";
+import { AgentFrameDecoder, AgentProtocolViolation, encodeAgentFrame, withCodeAgent } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
+import { sandboxOverAgentDriver } from "./support/host-agent-sandbox.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 
 const hasPython = spawnSync("python3", ["-c", "import sys; assert sys.version_info >= (3, 8)"]).status === 0;
@@ -27,26 +25,11 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-const OPTIONS = { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } as unknown as ResolvedCreateOptions;
-
-function providerFor(): SandboxProviderV1 {
-  return {
-    specificationVersion: "sbx-v1",
-    backend: "host-agent-test",
-    packageName: "none",
-    capabilities: defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, STDIN: true, BACKGROUND_COMMANDS: true, languages: ["python"] }),
-    isolating: false,
-    detect: async () => ({ backend: "host-agent-test", usable: true, reason: "", remedy: "", isolating: false }),
-    create: async () => {
-      throw new Error("not used");
-    },
-  };
-}
 
 /** A sandbox over host processes with the agent attached (the agent runs on the host's python3). */
 function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number; commands?: "agent" | "driver" } = {}) {
   const driver = withCodeAgent(base, { backend: "host-agent-test", ...agentOptions });
-  const sandbox = createSandboxFromDriver(driver, { provider: providerFor(), target: "", options: OPTIONS });
+  const sandbox = sandboxOverAgentDriver(driver);
   return { sandbox, driver };
 }
 
