@@ -1,10 +1,9 @@
-import { Sandbox } from "@e2b/code-interpreter";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emulatorForSuite } from "./emulator-fixture.js";
+import { describe, expect, it } from "vitest";
+import { codeInterpreterForSuite } from "./emulator-fixture.js";
 import { codeInterpreterDriverSource } from "../src/code-interpreter-driver.js";
 import { skipDockerTests } from "./docker-availability.js";
 
@@ -19,19 +18,12 @@ const RESULT_FIELDS = ["type", "text", "html", "markdown", "svg", "png", "jpeg",
 type Line = Record<string, unknown> & { type: string };
 
 describe.skipIf(skipDockerTests)("code interpreter rich results (the server's result lines, through @e2b/code-interpreter)", () => {
-  const emulator = emulatorForSuite();
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await Sandbox.create(emulator().connectionOptions);
-  });
-  afterAll(async () => {
-    await sandbox?.kill();
-  });
+  const { emulator, sandbox } = codeInterpreterForSuite();
 
   async function executeRaw(code: string): Promise<Line[]> {
     const response = await fetch(`${emulator().url}/execute`, {
       method: "POST",
-      headers: { "content-type": "application/json", "E2b-Sandbox-Id": sandbox.sandboxId, "E2b-Sandbox-Port": "49999" },
+      headers: { "content-type": "application/json", "E2b-Sandbox-Id": sandbox().sandboxId, "E2b-Sandbox-Port": "49999" },
       body: JSON.stringify({ code }),
     });
     expect(response.status).toBe(200);
@@ -60,7 +52,7 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
   });
 
   it("the last expression is the main result with text and every _repr_*_ format it has", async () => {
-    const execution = await sandbox.runCode(
+    const execution = await sandbox().runCode(
       [
         "class Rich:",
         "    def __repr__(self): return 'Rich()'",
@@ -85,7 +77,7 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
   });
 
   it("display() sends one result per object, in order with the output, none of them main; display is a builtin", async () => {
-    const execution = await sandbox.runCode(
+    const execution = await sandbox().runCode(
       "print('before')\ndisplay('first', 2)\nclass Page:\n    def _repr_html_(self): return '<p>page</p>'\ndisplay(Page(), include=['text/html'])\nprint('after')\n'last'",
     );
     expect(execution.error).toBeUndefined();
@@ -97,52 +89,52 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
       [true, "last", null],
     ]);
     expect(execution.logs.stdout).toEqual(["before\n", "after\n"]);
-    expect((await sandbox.runCode("import builtins\nbuiltins.display is display")).text).toBe("True");
+    expect((await sandbox().runCode("import builtins\nbuiltins.display is display")).text).toBe("True");
   });
 
   it("raw bundles, _ipython_display_, display handles and a trailing ';' behave as in IPython", async () => {
-    const raw = await sandbox.runCode("display({'text/plain': 'plain', 'text/markdown': '# md'}, raw=True)");
+    const raw = await sandbox().runCode("display({'text/plain': 'plain', 'text/markdown': '# md'}, raw=True)");
     expect(raw.results.map((result) => [result.text, result.markdown])).toEqual([["plain", "# md"]]);
-    const own = await sandbox.runCode("class Own:\n    def _ipython_display_(self):\n        display('from own')\nOwn()");
+    const own = await sandbox().runCode("class Own:\n    def _ipython_display_(self):\n        display('from own')\nOwn()");
     expect(own.results.map((result) => [result.isMainResult, result.text])).toEqual([[false, "from own"]]);
-    const handle = await sandbox.runCode("handle = display(5, display_id='my-id')\nhandle.update(6)\nhandle.display_id");
+    const handle = await sandbox().runCode("handle = display(5, display_id='my-id')\nhandle.update(6)\nhandle.display_id");
     expect(handle.results.map((result) => [result.isMainResult, result.text])).toEqual([[false, "5"], [true, "my-id"]]);
-    const quiet = await sandbox.runCode("value = 7\nvalue;  # a comment");
+    const quiet = await sandbox().runCode("value = 7\nvalue;  # a comment");
     expect(quiet.results).toEqual([]);
     // "_" is the last value displayed, as IPython's displayhook keeps it (a quiet cell does not change it).
-    expect((await sandbox.runCode("value")).text).toBe("7");
-    expect((await sandbox.runCode("value = 0\n_ * 2")).text).toBe("14");
+    expect((await sandbox().runCode("value")).text).toBe("7");
+    expect((await sandbox().runCode("value = 0\n_ * 2")).text).toBe("14");
   });
 
   it("a failing formatter is the cell's error (ipykernel's showtraceback) and the other formats still arrive; a wrong type is dropped", async () => {
-    const failing = await sandbox.runCode("class Bad:\n    def __repr__(self): return 'Bad()'\n    def _repr_html_(self): raise ValueError('no html')\nBad()");
+    const failing = await sandbox().runCode("class Bad:\n    def __repr__(self): return 'Bad()'\n    def _repr_html_(self): raise ValueError('no html')\nBad()");
     expect(failing.error).toMatchObject({ name: "ValueError", value: "no html" });
     expect(failing.error!.traceback).toContain("_repr_html_");
     expect(failing.results.map((result) => [result.isMainResult, result.text, result.html])).toEqual([[true, "Bad()", null]]);
-    const unimplemented = await sandbox.runCode("class Later:\n    def __repr__(self): return 'Later()'\n    def _repr_html_(self): raise NotImplementedError\nLater()");
+    const unimplemented = await sandbox().runCode("class Later:\n    def __repr__(self): return 'Later()'\n    def _repr_html_(self): raise NotImplementedError\nLater()");
     expect(unimplemented.error).toBeUndefined();
     expect(unimplemented.results.map((result) => result.text)).toEqual(["Later()"]);
-    const wrongType = await sandbox.runCode("class Wrong:\n    def __repr__(self): return 'Wrong()'\n    def _repr_html_(self): return 42\nWrong()");
+    const wrongType = await sandbox().runCode("class Wrong:\n    def __repr__(self): return 'Wrong()'\n    def _repr_html_(self): return 42\nWrong()");
     expect(wrongType.results.map((result) => [result.text, result.html])).toEqual([["Wrong()", null]]);
     expect(wrongType.logs.stderr.join("")).toContain("text/html formatter returned invalid type");
   });
 
   it("lists and dicts also come as json (E2B's orjson formatter); classes and functions read as IPython prints them", async () => {
-    const list = await sandbox.runCode("[1, (2, 3), {4: None}]");
+    const list = await sandbox().runCode("[1, (2, 3), {4: None}]");
     expect(list.results[0]).toMatchObject({ isMainResult: true, text: "[1, (2, 3), {4: None}]", json: [1, [2, 3], { "4": null }] });
-    expect((await sandbox.runCode("[{1, 2}]")).results[0]!.json).toBeNull();
-    expect((await sandbox.runCode("int")).text).toBe("int");
-    expect((await sandbox.runCode("class Local: pass\nLocal")).text).toBe("__main__.Local");
-    expect((await sandbox.runCode("def f(x, y=1): pass\nf")).text).toBe("<function __main__.f(x, y=1)>");
+    expect((await sandbox().runCode("[{1, 2}]")).results[0]!.json).toBeNull();
+    expect((await sandbox().runCode("int")).text).toBe("int");
+    expect((await sandbox().runCode("class Local: pass\nLocal")).text).toBe("__main__.Local");
+    expect((await sandbox().runCode("def f(x, y=1): pass\nf")).text).toBe("<function __main__.f(x, y=1)>");
   });
 
   it("figures appear as image/png only where matplotlib is installed; without it, importing it fails as it would", async () => {
-    const probe = await sandbox.runCode("import importlib.util\nimportlib.util.find_spec('matplotlib') is not None");
+    const probe = await sandbox().runCode("import importlib.util\nimportlib.util.find_spec('matplotlib') is not None");
     if (probe.text === "True") {
-      const figure = await sandbox.runCode("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nNone");
+      const figure = await sandbox().runCode("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nNone");
       expect(figure.results.map((result) => [result.isMainResult, Buffer.from(result.png ?? "", "base64").subarray(0, 4).toString("latin1")])).toEqual([[false, "\x89PNG"]]);
     } else {
-      expect((await sandbox.runCode("import matplotlib")).error?.name).toBe("ModuleNotFoundError");
+      expect((await sandbox().runCode("import matplotlib")).error?.name).toBe("ModuleNotFoundError");
     }
   });
 });
