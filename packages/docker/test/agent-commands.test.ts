@@ -188,7 +188,12 @@ describeWithDocker("the agent's own exec is outside what sandboxed code can subv
 describeWithDocker("commands through a stopped agent", () => {
   it("a stopped agent (SIGSTOP from inside) cannot hang a command: it is replaced, the command fails typed, its processes are killed", async () => {
     await using sandbox = await createTestSandbox({}, { agentCommands: "start" });
-    const handle = await sandbox.commands.start("(setsid env -i /bin/sleep 977 &); kill -STOP $PPID; sleep 978");
+    // The agent must be running and taking commands first: on a loaded machine its start may outlast the first
+    // command, which then uses docker exec, and `$PPID` would be the exec's own wrapper shell, not the agent.
+    await sandbox.runCode("1");
+    expect((await sandbox.commands.run('echo "$PYTHONUNBUFFERED"')).stdout).toBe("1\n");
+    // The timeout only turns a regression (a hang) into a failure: the heartbeat ends the command within ~12 s.
+    const handle = await sandbox.commands.start("(setsid env -i /bin/sleep 977 &); kill -STOP $PPID; sleep 978", { timeoutMs: 60_000 });
     const error = await handle.wait().catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "SBX_PROVIDER", retryable: true });
     expect((error as Error).message).toMatch(/did not answer .* while commands ran .*processes were killed \(verified\)/);
