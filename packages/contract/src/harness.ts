@@ -180,21 +180,24 @@ export async function expectCapabilityRefused(harness: ContractHarness, work: Pr
 }
 
 /** A provider that counts `create` calls, to prove a refusal happened before anything was created. */
-export function countingProvider(provider: SandboxProviderV1): { provider: SandboxProviderV1; creates: () => number } {
+export function countingProvider(provider: SandboxProviderV1): { provider: SandboxProviderV1; creates: () => number; createdIds: () => string[] } {
   let creates = 0;
+  const createdIds: string[] = [];
   const proxy = new Proxy(provider, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (property === "create") {
-        return (...args: Parameters<SandboxProviderV1["create"]>) => {
+        return async (...args: Parameters<SandboxProviderV1["create"]>) => {
           creates++;
-          return target.create(...args);
+          const driver = await target.create(...args);
+          createdIds.push(driver.id);
+          return driver;
         };
       }
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { provider: proxy, creates: () => creates };
+  return { provider: proxy, creates: () => creates, createdIds: () => [...createdIds] };
 }
 
 /** Wraps a group's registration in a `describe` block, for the exported stand-alone group functions. */

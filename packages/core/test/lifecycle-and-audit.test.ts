@@ -147,3 +147,15 @@ describe("audit record", () => {
     await sandbox.kill();
   });
 });
+
+describe("a refused create leaves nothing behind", () => {
+  it("secrets too short to redact are refused before the backend creates anything", async () => {
+    for (const value of ["true", "1"]) {
+      const provider = createMemoryProvider();
+      const error = await caught(() => createSandbox(provider, { secrets: { TOKEN: value } }));
+      expect(error.code).toBe("SBX_INVALID_ARGUMENT");
+      expect(error.field).toBe("options.secrets.TOKEN");
+      expect(provider.drivers.length, `sandboxes the backend created for a refused secret ${JSON.stringify(value)}`).toBe(0);
+    }
+  });
+});

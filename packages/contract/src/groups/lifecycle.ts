@@ -64,7 +64,14 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     await expectSbxError(() => create({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
     await expectSbxError(() => create({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
     await expectSbxError(() => create({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
-    expect(counting.creates()).toBe(0);
+    // Secrets too short to redact were once refused after the backend had created the sandbox, which stayed alive.
+    await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "true" } }), "SBX_INVALID_ARGUMENT");
+    await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "1" } }), "SBX_INVALID_ARGUMENT");
+    expect(counting.creates(), "backend creates made by refused createSandbox calls").toBe(0);
+    const sandboxExists = harness.options.sandboxExists;
+    for (const id of counting.createdIds()) {
+      expect(sandboxExists ? await sandboxExists(id) : "no sandboxExists option", `sandbox ${id} created by a refused createSandbox call still exists`).toBe(false);
+    }
   });
 }
 

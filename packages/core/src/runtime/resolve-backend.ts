@@ -5,12 +5,13 @@ import { BackendUnavailableError, CapabilityNotSupportedError, InvalidArgumentEr
 import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "../v1/backend-registry.js";
 import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
-import type { BackendStatus, SandboxProviderV1 } from "../v1/provider.js";
+import type { BackendStatus, SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
 import type { CredentialSource } from "../v1/credentials.js";
 import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
+import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 import { validate } from "./validate.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import { loggedCall, resolveLogger, withDriverLogging } from "./backend-logging.js";
@@ -169,6 +170,7 @@ function parseOptions(options: CreateSandboxOptions | undefined): { resolved: Re
   }
   const split = splitCredentialSources(options ?? {});
   const { signal, backends, logger, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
+  refuseUnredactableSecrets(resolved.secrets);
   return { resolved, signal, credentials: split.sources, backends, logger: resolveLogger(logger) };
 }
 
@@ -198,7 +200,20 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () => provider.create({ target: providerTarget, options: resolved, signal })));
   const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
   if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
-  return createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved });
+  return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved }));
+}
+
+/**
+ * Wraps a just-created driver, destroying the backend's sandbox when the wrapping refuses it: a refused create
+ * leaves nothing running behind the rejection.
+ */
+async function wrapOrDestroy(driver: SandboxDriverV1, wrap: () => Sandbox): Promise<Sandbox> {
+  try {
+    return wrap();
+  } catch (error) {
+    await driver.destroy().catch(() => {});
+    throw error;
+  }
 }
 
 /** Attaches to a live sandbox by id (needs `RECONNECT`). `target` names the backend, for example `"docker://"`. */

@@ -8,7 +8,8 @@ import { defaultEnvironment } from "./default-environment.js";
 import type { CompleteDriver } from "./driver-defaults.js";
 import { callAdapter } from "./guard.js";
 import { resolveWorkspacePath } from "./paths.js";
-import { MIN_SECRET_LENGTH, redactError } from "./redaction.js";
+import { redactError } from "./redaction.js";
+import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 
 /**
  * What every part of one sandbox shares (commands, code, files, kill): the driver, the open/closed/lost state, the
@@ -44,11 +45,7 @@ export class SandboxState {
     const { provider, options } = context;
     this.backend = provider.backend;
     this.capabilities = provider.capabilities;
-    for (const [name, value] of Object.entries(options.secrets)) {
-      if (value.length < MIN_SECRET_LENGTH) {
-        throw new InvalidArgumentError({ field: `options.secrets.${name}`, backend: this.backend, message: `Invalid options.secrets.${name}: a secret must be at least ${MIN_SECRET_LENGTH} characters. A shorter value ("1", "true", "none") occurs by chance in unrelated text, so it cannot be redacted without destroying that text; pass it in env if it is not secret.` });
-      }
-    }
+    refuseUnredactableSecrets(options.secrets, this.backend);
     this.secretValues = Object.values(options.secrets);
     this.killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     this.baseEnvironment = { ...options.env, ...options.secrets };
