@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -54,4 +54,47 @@ export function fetchCommand(url: string, prefix = ""): string {
     '    print("ERROR", type(error).__name__, error)',
   ].join("\n");
   return `${prefix}python3 -c '${script}' '${url}'`;
+}
+
+/** A raw TCP origin on loopback that records every byte it is sent (see startLenientServer). */
+export interface LenientServer {
+  readonly port: number;
+  /** Every byte received so far, on every connection, in arrival order (latin1). */
+  received(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * An origin as lenient as the worst real one: it answers `200 ok` as soon as it sees the end of a request head
+ * (`\r\n\r\n` or a bare `\n\n`), keeps reading for 300 ms and records every byte, so anything a proxy lets through
+ * after the request it checked (a pipelined request, a smuggled body) shows up in `received()`.
+ */
+export async function startLenientServer(): Promise<LenientServer> {
+  const chunks: string[] = [];
+  const sockets = new Set<import("node:net").Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    let seen = "";
+    let answered = false;
+    socket.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("latin1");
+      chunks.push(text);
+      seen += text;
+      if (answered || !/\r?\n\r?\n/.test(seen)) return;
+      answered = true;
+      socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+      setTimeout(() => socket.end(), 300);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    received: () => chunks.join(""),
+    close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    }),
+  };
 }

@@ -3,6 +3,7 @@ import { isIP, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { largeReads, type LargeReads } from "./large-reads.js";
 import { isNonPublicAddress, normalizeHost, type Allowlist } from "./allowlist.js";
+import { bodyFramer, BodyFramingError, type BodyFraming } from "./request-body.js";
 
 /** Longest request head the proxy reads before refusing (bytes). */
 const MAX_HEAD_BYTES = 16 * 1024;
@@ -87,6 +88,35 @@ interface ParsedRequest {
   readonly port: number;
   /** For plain HTTP: the head rewritten to origin form with `Connection: close`; null for CONNECT. */
   readonly forwardHead: string | null;
+  /** For plain HTTP: how the body ends (the proxy forwards exactly that much, never a request after it). */
+  readonly body: BodyFraming;
+}
+
+/**
+ * Refuses a head whose framing two parsers could read differently (RFC 9112 §2.2, §5.2, §6.3): a bare LF or CR, a
+ * control character, an obsolete folded line, and (for plain requests) Content-Length with Transfer-Encoding, more
+ * than one Content-Length, a Content-Length that is not digits, or a Transfer-Encoding other than `chunked`.
+ */
+function checkHeadFraming(head: string, lines: readonly string[], method: string): void {
+  if (/(?<!\r)\n/.test(head)) throw new Refusal(400, "", 0, method, "a bare LF in the request head (lines must end in CRLF)");
+  if (/\r/.test(head.replaceAll("\r\n", ""))) throw new Refusal(400, "", 0, method, "a bare CR in the request head");
+  if (lines.slice(1).some((line) => line.startsWith(" ") || line.startsWith("\t"))) throw new Refusal(400, "", 0, method, "an obsolete folded header line (obs-fold)");
+  if (lines.some((line) => /[\x00-\x08\x0a-\x1f\x7f]/.test(line))) throw new Refusal(400, "", 0, method, "a control character in the request head");
+}
+
+/** How a plain request's body is framed, or a 400 when the headers make that ambiguous. */
+function bodyFramingOf(headers: readonly string[], method: string): BodyFraming {
+  const valuesOf = (name: string) => headers.filter((line) => line.toLowerCase().startsWith(`${name}:`)).map((line) => line.slice(name.length + 1).trim());
+  const lengths = valuesOf("content-length");
+  const encodings = valuesOf("transfer-encoding");
+  if (lengths.length > 0 && encodings.length > 0) throw new Refusal(400, "", 0, method, "Content-Length and Transfer-Encoding together (ambiguous framing)");
+  if (lengths.length > 1) throw new Refusal(400, "", 0, method, "more than one Content-Length (ambiguous framing)");
+  if (encodings.length > 1 || (encodings.length === 1 && encodings[0]!.toLowerCase() !== "chunked")) throw new Refusal(400, "", 0, method, `Transfer-Encoding ${JSON.stringify(encodings.join(", "))} (only a single "chunked" is forwarded)`);
+  if (encodings.length === 1) return { kind: "chunked" };
+  if (lengths.length === 0) return { kind: "none" };
+  if (!/^\d{1,15}$/.test(lengths[0]!)) throw new Refusal(400, "", 0, method, `Content-Length ${JSON.stringify(lengths[0]!.slice(0, 40))} is not a number`);
+  const length = Number(lengths[0]);
+  return length === 0 ? { kind: "none" } : { kind: "length", length };
 }
 
 /** Parses a proxy request: `CONNECT host:port` or an absolute `http://` URI whose host equals the Host header. */
@@ -95,13 +125,15 @@ export function parseProxyRequest(head: string): ParsedRequest {
   const requestLine = /^([A-Z]{1,20}) (\S+) HTTP\/1\.[01]$/.exec(lines[0] ?? "");
   if (!requestLine) throw new Refusal(400, "", 0, "?", "malformed request line");
   const [, method, target] = requestLine as unknown as [string, string, string];
+  checkHeadFraming(head, lines, method);
   const headers = lines.slice(1).filter((line) => line.length > 0);
   if (headers.some((line) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/.test(line))) throw new Refusal(400, "", 0, method, "malformed header");
   if (method === "CONNECT") {
     const authority = splitAuthority(target, null);
     if (!authority) throw new Refusal(400, target, 0, method, "CONNECT needs host:port");
-    return { method, host: authority.host, port: authority.port, forwardHead: null };
+    return { method, host: authority.host, port: authority.port, forwardHead: null, body: { kind: "none" } };
   }
+  const body = bodyFramingOf(headers, method);
   const uri = /^http:\/\/([^/?#]+)([^#]*)$/i.exec(target);
   if (!uri) throw new Refusal(400, target, 0, method, "only absolute http:// URIs are proxied (use CONNECT for https)");
   if (uri[1]!.includes("@")) throw new Refusal(400, uri[1]!, 0, method, "user information in the URI is refused");
@@ -116,7 +148,7 @@ export function parseProxyRequest(head: string): ParsedRequest {
   const kept = headers.filter((line) => !/^(connection|proxy-connection|proxy-authorization|keep-alive):/i.test(line));
   if (hostHeaders.length === 0) kept.push(`Host: ${uri[1]}`);
   const path = uri[2] || "/";
-  return { method, host: authority.host, port: authority.port, forwardHead: [`${method} ${path.startsWith("/") ? path : `/${path}`} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n") };
+  return { method, host: authority.host, port: authority.port, forwardHead: [`${method} ${path.startsWith("/") ? path : `/${path}`} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"), body };
 }
 
 /** Resolves the host itself (never the sandbox): a literal, the caller's mapping, or DNS, with the address checks. */
@@ -147,6 +179,45 @@ function dial(address: string, port: number, reads: LargeReads): Promise<Socket>
 }
 
 /**
+ * Forwards exactly the body of the one request whose head was checked (by Content-Length, or chunked framing to its
+ * last chunk and trailers), then stops reading the client: bytes after it (a pipelined request, a smuggled second
+ * request) are never forwarded and are reported as a refusal; the connection ends with the upstream's answer
+ * (`Connection: close` both ways). A body that does not frame exactly ends both sides.
+ */
+function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest, rest: Buffer, policy: EgressProxyPolicy): void {
+  const framer = bodyFramer(request.body);
+  let reported = false;
+  const reportAfter = (after: Buffer) => {
+    if (reported || after.byteLength === 0) return;
+    reported = true;
+    policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: "a second request on the connection was not forwarded (one request per connection; send it on a new one)", at: new Date().toISOString() });
+  };
+  const onData = (chunk: Buffer) => {
+    if (framer.done) {
+      reportAfter(chunk);
+      return;
+    }
+    let framed;
+    try {
+      framed = framer.push(chunk);
+    } catch (error) {
+      if (!(error instanceof BodyFramingError)) throw error;
+      policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: `the request body does not frame exactly (${error.message})`, at: new Date().toISOString() });
+      upstream.destroy();
+      client.destroy();
+      return;
+    }
+    if (framed.body.byteLength > 0 && !upstream.write(framed.body)) {
+      client.pause();
+      upstream.once("drain", () => client.resume());
+    }
+    reportAfter(framed.after);
+  };
+  client.on("data", onData);
+  if (rest.byteLength > 0) onData(rest);
+}
+
+/**
  * Serves one connection that a sandbox opened to its proxy address: reads the request head, applies the sandbox's
  * allowlist to the requested host and port (CONNECT authority, or the absolute URI's host, which must equal the Host
  * header), resolves the name on the host (pinning the checked address), connects out and relays bytes. Everything
@@ -171,9 +242,6 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
       }
       policy.onAllowed?.({ host: request.host, port: request.port, method: request.method, address });
       upstream.setNoDelay(true);
-      if (request.forwardHead === null) client.write("HTTP/1.1 200 Connection established\r\n\r\n");
-      else upstream.write(request.forwardHead);
-      if (rest.byteLength > 0) upstream.write(rest);
       upstream.on("error", () => client.destroy());
       client.on("error", () => upstream.destroy());
       client.once("close", () => upstream.destroy());
@@ -185,9 +253,17 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
           if (!client.writableEnded) client.end();
         }
       });
-      client.pipe(upstream);
       reads.pipeTo(upstream, client);
       upstream.once("end", () => client.end());
+      if (request.forwardHead === null) {
+        // CONNECT: what follows is the tunnel's own bytes (TLS or any protocol), opaque, to the checked host only.
+        client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+        if (rest.byteLength > 0) upstream.write(rest);
+        client.pipe(upstream);
+      } else {
+        upstream.write(request.forwardHead);
+        forwardOneBody(client, upstream, request, rest, policy);
+      }
       client.resume();
     } catch (error) {
       if (!(error instanceof Refusal)) return void client.destroy();

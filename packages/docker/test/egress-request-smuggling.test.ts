@@ -1,0 +1,85 @@
+import type { Sandbox } from "@sbx/core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { EgressDenial } from "../src/egress/egress-proxy.js";
+import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
+import { startLenientServer, type LenientServer } from "./egress-test-servers.js";
+
+/** Test names, mapped by the proxy's resolver (settings.egressHosts) to the test's own loopback server. */
+const HOSTS = { "allowed.test": "127.0.0.1", "evil.test": "127.0.0.1" };
+
+/**
+ * A python3 one-liner run inside the sandbox: sends `payload` (base64) raw to the in-sandbox proxy port, reads until
+ * the proxy closes (or 10 s), and prints the status line of every HTTP response it got back, one per line.
+ */
+function rawProxyCommand(payload: string): string {
+  const encoded = Buffer.from(payload, "latin1").toString("base64");
+  const script = [
+    "import base64, re, socket",
+    "s = socket.create_connection(('127.0.0.1', 3128), timeout=10)",
+    `s.sendall(base64.b64decode('${encoded}'))`,
+    "data = b''",
+    "try:",
+    "    while True:",
+    "        chunk = s.recv(65536)",
+    "        if not chunk: break",
+    "        data += chunk",
+    "except OSError as error:",
+    "    print('ERROR', error)",
+    "print('\\n'.join(re.findall(r'HTTP/1\\.[01] \\d{3}[^\\r\\n]*', data.decode('latin1'))))",
+  ].join("\n");
+  return `python3 -c "${script}"`;
+}
+
+describeWithDocker("Docker egress allowlist: every request on a connection is checked (no smuggling past the first)", () => {
+  let server: LenientServer;
+  let sandbox: Sandbox;
+  const denials: EgressDenial[] = [];
+  let allowed: string;
+  let evil: string;
+  // Every test's bytes go to one server that answers the first request head it sees and records everything.
+
+  beforeAll(async () => {
+    server = await startLenientServer();
+    allowed = `allowed.test:${server.port}`;
+    evil = `evil.test:${server.port}`;
+    sandbox = await createTestSandbox({ network: { egress: "deny", allow: [allowed] } }, { egressHosts: HOSTS, onEgressDenied: (denial: EgressDenial) => denials.push(denial) });
+  }, 120_000);
+  afterAll(async () => {
+    await sandbox?.kill();
+    await server?.close();
+  });
+
+  const attack = async (payload: string) => (await sandbox.commands.run(rawProxyCommand(payload), { timeoutMs: 30_000 })).stdout.trim().split("\n");
+
+  it("a header line ending in a bare LF is refused with 400; the second request it hides never reaches the server", async () => {
+    const statuses = await attack(`GET http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nX-Pad: 1\n\nGET http://${evil}/ HTTP/1.1\nHost: ${evil}\r\n\r\n`);
+    expect(statuses).toEqual(["HTTP/1.1 400 Bad Request"]);
+    expect(server.received()).not.toContain("evil.test");
+  });
+
+  it("a pipelined second request for another host is never forwarded: the first is answered, the connection then ends", async () => {
+    const statuses = await attack(`GET http://${allowed}/first HTTP/1.1\r\nHost: ${allowed}\r\n\r\nGET http://${evil}/second HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    expect(statuses).toEqual(["HTTP/1.1 200 OK"]);
+    expect(server.received()).toContain("GET /first HTTP/1.1");
+    expect(server.received()).not.toContain("evil.test");
+  });
+
+  it("Content-Length together with Transfer-Encoding is refused with 400; nothing reaches the server", async () => {
+    const before = server.received().length;
+    const statuses = await attack(`POST http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    expect(statuses).toEqual(["HTTP/1.1 400 Bad Request"]);
+    expect(server.received().slice(before)).toBe("");
+  });
+
+  it("a chunked body is forwarded exactly to its last chunk; a request after it is not", async () => {
+    const before = server.received().length;
+    const statuses = await attack(`POST http://${allowed}/chunked HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    expect(statuses).toEqual(["HTTP/1.1 200 OK"]);
+    expect(server.received().slice(before)).toMatch(/^POST \/chunked HTTP\/1\.1\r\n[^]*\r\n\r\n3\r\nabc\r\n0\r\n\r\n$/);
+  });
+
+  it("every smuggling attempt is reported as a refusal", () => {
+    expect(denials.map((denial) => denial.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/bare LF/), expect.stringMatching(/Content-Length and Transfer-Encoding/), expect.stringMatching(/one request per connection/)]));
+    expect(server.received()).not.toContain("evil.test");
+  });
+});
