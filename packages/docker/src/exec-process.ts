@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
-import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
+import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import { COMMAND_WRAPPER, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { StreamDemuxer } from "./stream-demuxer.js";
@@ -159,22 +159,43 @@ export interface ArgvResult {
   readonly stderr: string;
 }
 
+/** Default cap on what `runArgv` collects from one helper exec (stdout and stderr together). */
+export const HELPER_OUTPUT_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A helper exec (a file listing, stat, kill script) wrote more than `runArgv` collects: its output would be a short
+ * answer passed off as a full one, so the call fails instead (code `SBX_PROVIDER`, not retryable). For a listing,
+ * list a smaller directory.
+ */
+export class HelperOutputTooLargeError extends ProviderError {
+  /** The limit that was exceeded, in bytes. */
+  readonly limitBytes: number;
+  constructor(options: { limitBytes: number; program: string }) {
+    super({ backend: "docker", retryable: false, message: `The sandbox helper ${JSON.stringify(options.program)} wrote more than ${options.limitBytes} bytes (the ${options.limitBytes / (1024 * 1024)} MiB limit on a helper's output); its output was not used, since a cut one would be incomplete. For a listing, list a smaller directory.` });
+    this.name = "HelperOutputTooLargeError";
+    this.limitBytes = options.limitBytes;
+  }
+}
+
 /**
  * Runs a program with an argument vector (never a shell string built from caller data) and collects its output,
- * up to `maxOutputBytes` (default 64 MiB).
+ * up to `maxOutputBytes` (default 64 MiB, `HELPER_OUTPUT_LIMIT_BYTES`). Past the limit it rejects with
+ * `HelperOutputTooLargeError` once the exec ends (the rest is read and dropped, so memory stays bounded): never a
+ * cut output returned as complete.
  */
 export async function runArgv(container: Docker.Container, argv: readonly string[], options: { user: string; cwd?: string; env?: readonly string[]; maxOutputBytes?: number }): Promise<ArgvResult> {
   const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, WorkingDir: options.cwd, Env: options.env ? [...options.env] : undefined, Privileged: false });
   const stream = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
-  const limit = options.maxOutputBytes ?? 64 * 1024 * 1024;
+  const limit = options.maxOutputBytes ?? HELPER_OUTPUT_LIMIT_BYTES;
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   let kept = 0;
+  let exceeded = false;
   const keep = (target: Buffer[]) => (chunk: Uint8Array) => {
-    if (kept >= limit) return;
-    const slice = Buffer.from(chunk.subarray(0, Math.min(chunk.byteLength, limit - kept)));
-    kept += slice.byteLength;
-    target.push(slice);
+    if (kept + chunk.byteLength > limit) exceeded = true;
+    if (exceeded) return;
+    kept += chunk.byteLength;
+    target.push(Buffer.from(chunk));
   };
   const demuxer = new StreamDemuxer(keep(stdout), keep(stderr));
   await new Promise<void>((resolve, reject) => {
@@ -184,5 +205,6 @@ export async function runArgv(container: Docker.Container, argv: readonly string
     stream.once("error", reject);
   });
   const exitCode = await waitForExitCode(exec);
+  if (exceeded) throw new HelperOutputTooLargeError({ limitBytes: limit, program: argv[0] === "sh" && argv[3] !== undefined ? argv[3] : argv[0] ?? "" });
   return { exitCode, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr).toString("utf8") };
 }

@@ -4,3 +4,4 @@ export { listSandboxes, type ListedSandbox } from "./list-sandboxes.js";
 export { dockerSettingsSchema, parseDockerSettings, type DockerSettings, type ResolvedDockerSettings, type PullProgressEvent } from "./settings.js";
 export { MANAGED_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, SESSION_LABEL, EXPIRES_AT_LABEL } from "./labels.js";
 export { dockerContainer } from "./native.js";
+export { HelperOutputTooLargeError, HELPER_OUTPUT_LIMIT_BYTES } from "./exec-process.js";

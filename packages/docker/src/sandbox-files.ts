@@ -23,15 +23,16 @@ function checkNames(...paths: string[]): void {
  * confined to the workspace, links resolved inside the sandbox, writes to a temporary name renamed over the target),
  * run through plain execs as the sandbox user, with paths as arguments (never interpolated). Nothing runs with more
  * rights than the sandbox's own code (the engine's archive API, which resolves paths as root, is not used); reads
- * stream with bounded read-ahead (`execRead`), writes with backpressure (`execWrite`).
+ * stream with bounded read-ahead (`execRead`), writes with backpressure (`execWrite`). `maxOutputBytes` caps what one
+ * helper may print (default 64 MiB, `runArgv`); past it the call fails with `HelperOutputTooLargeError`.
  */
-export function sandboxFiles(container: Docker.Container, user: string, workspace: string): Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">> {
+export function sandboxFiles(container: Docker.Container, user: string, workspace: string, options: { maxOutputBytes?: number } = {}): Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">> {
   const env = Object.entries(helperEnvironment(workspace)).map(([name, value]) => `${name}=${value}`);
   const argv = (request: { script: string; name: string; args: readonly string[] }) => ["sh", "-c", request.script, request.name, ...request.args];
   const operations: PosixFileOperations = posixFileOperationsOver({
     async run(request) {
       if (request.stdin) return { ...(await execWrite(container, argv(request), request.stdin, { user, env, signal: request.signal })), stdout: new Uint8Array() };
-      return runArgv(container, argv(request), { user, env });
+      return runArgv(container, argv(request), { user, env, maxOutputBytes: options.maxOutputBytes });
     },
     read: (request) => execRead(container, argv(request), { user, env, signal: request.signal }),
   }, { backend: "docker" });
