@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Mount, type ResolvedCreateOptions } from "@sbx/core";
 import type Docker from "dockerode";
-import { sandboxLabels, MANAGED_LABEL, SESSION_LABEL } from "./labels.js";
+import { sandboxLabels, volumeLabels } from "./labels.js";
 import type { ResolvedDockerSettings } from "./settings.js";
 
 const MIB = 1024 * 1024;
@@ -108,7 +108,8 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
       Target: policy.workspace,
       VolumeOptions: {
         NoCopy: true,
-        Labels: { [MANAGED_LABEL]: "1", [SESSION_LABEL]: options.session },
+        // The owner's labels too: the sweep removes a dangling volume only once its owner is known gone (adr/0032).
+        Labels: volumeLabels(labels),
         DriverConfig: { Name: "local", Options: { type: "tmpfs", device: "tmpfs", o: `size=${policy.workspaceSizeMiB}m,uid=${uid},gid=${gid},mode=0700` } },
       },
     } as unknown as Docker.MountSettings,

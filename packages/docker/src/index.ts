@@ -1,5 +1,5 @@
 export { createSandboxProvider, docker, DOCKER_CAPABILITIES, PROCESS_SESSION } from "./docker-provider.js";
-export { sweepOrphans, orphanReason, type SweepResult } from "./sweep-orphans.js";
+export { sweepOrphans, orphanReason, volumeOrphanReason, type SweepResult } from "./sweep-orphans.js";
 export { listSandboxes, type ListedSandbox } from "./list-sandboxes.js";
 export { dockerSettingsSchema, parseDockerSettings, type DockerSettings, type ResolvedDockerSettings, type PullProgressEvent } from "./settings.js";
 export { MANAGED_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, SESSION_LABEL, EXPIRES_AT_LABEL } from "./labels.js";

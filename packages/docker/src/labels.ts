@@ -28,3 +28,16 @@ export function sandboxLabels(options: { session: string; expiresAt: Date; polic
   for (const [key, value] of Object.entries(options.metadata)) labels[METADATA_LABEL_PREFIX + key] = value;
   return labels;
 }
+
+/**
+ * The labels of a sandbox's workspace volume: managed, session, owner (pid and host) and expiry, copied from the
+ * container's, so `sweepOrphans()` can tell a volume whose owner is gone from one a live process is creating.
+ */
+export function volumeLabels(containerLabels: Readonly<Record<string, string>>): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const name of [MANAGED_LABEL, SESSION_LABEL, OWNER_PID_LABEL, OWNER_HOST_LABEL, EXPIRES_AT_LABEL]) {
+    const value = containerLabels[name];
+    if (value !== undefined) labels[name] = value;
+  }
+  return labels;
+}

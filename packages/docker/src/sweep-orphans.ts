@@ -27,10 +27,25 @@ export function orphanReason(labels: Record<string, string>, state: string, now 
 }
 
 /**
+ * Why a labelled volume no container uses may be removed, or undefined when it must stay: only when its owner is
+ * known gone (same host, pid not alive) or its sandbox's lifetime ended. A dangling volume of a live owner may be
+ * one whose container is being created right now (the engine makes the volume first); another host's volume is
+ * judged by that host's sweep (or its expiry); a volume without owner labels (made by sbx before adr/0032) is left.
+ */
+export function volumeOrphanReason(labels: Record<string, string>, now = Date.now(), thisHost = hostname()): string | undefined {
+  const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
+  if (!Number.isNaN(expiresAt) && expiresAt <= now) return "lifetime expired";
+  const pid = Number(labels[OWNER_PID_LABEL]);
+  if (labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0 && !processIsAlive(pid)) return `owner process ${pid} is gone`;
+  return undefined;
+}
+
+/**
  * Removes sbx sandbox containers whose owner process is gone (same host, pid not alive), whose lifetime
- * expired, or that are no longer running, plus labelled volumes no container uses. Never touches a live
- * sandbox of a live owner, nor anything without the `sbx.managed` label. Also removes the egress socket directories
- * of sbx processes on this host that are gone.
+ * expired, or that are no longer running, plus labelled volumes no container uses whose owner is gone or whose
+ * lifetime ended (`volumeOrphanReason`). Never touches a live sandbox of a live owner, a volume a live process may be
+ * creating a sandbox with, another host's volume before its expiry, nor anything without the `sbx.managed` label.
+ * Also removes the egress socket directories of sbx processes on this host that are gone.
  */
 export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSignal } = {}): Promise<SweepResult> {
   const docker = options.docker ?? createDockerClient(resolveEndpoint(parseDockerSettings({})));
@@ -47,8 +62,9 @@ export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSig
     }
   }));
   const removedVolumes: string[] = [];
-  const volumes = (await docker.listVolumes({ filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] } } as never)) as unknown as { Volumes?: Array<{ Name: string }> };
+  const volumes = (await docker.listVolumes({ filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] }, abortSignal: options.signal } as never)) as unknown as { Volumes?: Array<{ Name: string; Labels?: Record<string, string> | null }> };
   await Promise.all((volumes.Volumes ?? []).map(async (volume) => {
+    if (!volumeOrphanReason(volume.Labels ?? {})) return;
     try {
       await docker.getVolume(volume.Name).remove();
       removedVolumes.push(volume.Name);
