@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import { sweepOrphans, volumeOrphanReason } from "../src/index.js";
-import { describeWithDocker, docker } from "./docker-test-environment.js";
+import { createTestSandbox, describeWithDocker, docker } from "./docker-test-environment.js";
 
 it("volumeOrphanReason: only a volume whose owner is known gone, or whose lifetime ended, may be removed", () => {
   const later = new Date(Date.now() + 60_000).toISOString();
@@ -51,6 +51,15 @@ describeWithDocker("sweepOrphans and volumes: only a dead owner's", () => {
     expect(swept.volumes.filter((name) => name.startsWith(session)).sort()).toEqual([dead, expired].sort());
     const left = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: Array<{ Name: string }> | null };
     expect((left.Volumes ?? []).map((volume) => volume.Name).sort()).toEqual([live, otherHost, unlabelled].sort());
+  });
+
+  it("a sandbox's workspace volume carries its owner's pid, host and expiry (what the sweep judges it by)", async () => {
+    await using sandbox = await createTestSandbox();
+    const inspect = await docker.getContainer(sandbox.id).inspect();
+    const workspace = inspect.Mounts.find((mount) => mount.Destination === "/workspace");
+    const volume = await docker.getVolume(workspace!.Name!).inspect();
+    expect(volume.Labels).toMatchObject({ "sbx.managed": "1", "sbx.owner.pid": String(process.pid), "sbx.owner.host": hostname(), "sbx.expires-at": inspect.Config.Labels["sbx.expires-at"] });
+    expect(volumeOrphanReason(volume.Labels ?? {})).toBeUndefined();
   });
 
   it("a sweep racing sandbox creates in another process never breaks one of them", async () => {
