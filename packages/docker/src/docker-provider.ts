@@ -210,7 +210,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
 /** Starts the allowlist forwarder and proxy for a new container; a forwarder that cannot start fails the create. */
 async function startAllowlist(container: Docker.Container, id: string, allow: readonly string[], settings: ResolvedDockerSettings, networkMode: string, notes: string[], transport: EgressTransportPlan): Promise<SandboxEgress> {
   try {
-    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes, socket: transport.socket, socketUser: transport.socketUser, unavailableReason: transport.unavailableReason });
+    return await startSandboxEgress(container, { allow, ports: settings.egressPorts, hosts: settings.egressHosts, resolve: settings.egressResolver, networkMode, onDenied: settings.onEgressDenied, sandboxId: id, notes, socket: transport.socket, socketUser: transport.socketUser, unavailableReason: transport.unavailableReason });
   } catch (error) {
     if (SbxError.isInstance(error)) throw error;
     const message = (error as Error).message;

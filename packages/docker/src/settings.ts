@@ -65,9 +65,17 @@ export const dockerSettingsSchema = z.object({
   egressPorts: z.array(z.number().int().min(1).max(65535)).min(1).default([80, 443]),
   /**
    * Names the allowlist proxy resolves to fixed addresses instead of asking DNS (an `/etc/hosts` for egress), for
-   * example a package mirror on a private address. Used as given, with no non-public-address check. Default none.
+   * example a package mirror on a private address. Used as given, with no check of the address (the caller named it:
+   * it counts as an explicit entry). Default none.
    */
   egressHosts: z.record(z.string().min(1), z.string().refine((value) => isIP(value) !== 0, "must be an IP address")).default({}),
+  /**
+   * How the allowlist proxy resolves a name `egressHosts` does not map: called with the name, returns its addresses
+   * (for example a resolver of your own, or a test's). Default: the host's resolver (`dns.lookup`). Unlike
+   * `egressHosts`, its answers are checked like DNS answers: addresses in special-purpose ranges and addresses bound
+   * on this host's interfaces are refused unless an IP/CIDR entry covers them.
+   */
+  egressResolver: functionSchema<(host: string) => Promise<readonly string[]>>("must be a function").optional(),
   /**
    * How an allowlisted sandbox's forwarder reaches the host proxy (adr/0027). `"auto"` (default): a Unix socket in a
    * private host directory bind-mounted read-only into the sandbox, when the engine is local and a probe at create

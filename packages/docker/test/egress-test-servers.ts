@@ -14,15 +14,15 @@ export interface LoopbackServer {
   close(): Promise<void>;
 }
 
-/** Starts an HTTP (or, with `tls`, HTTPS) server on `address` answering `sbx-ok <Host>`. */
-export async function startLoopbackServer(options: { address?: string; tls?: { key: Buffer; cert: Buffer }; handler?: http.RequestListener } = {}): Promise<LoopbackServer> {
+/** Starts an HTTP (or, with `tls`, HTTPS) server on `address` (default 127.0.0.1) and `port` (default any) answering `sbx-ok <Host>`. */
+export async function startLoopbackServer(options: { address?: string; port?: number; tls?: { key: Buffer; cert: Buffer }; handler?: http.RequestListener } = {}): Promise<LoopbackServer> {
   const hits: string[] = [];
   const handler: http.RequestListener = options.handler ?? ((request, response) => {
     hits.push(request.headers.host ?? "");
     response.end(`sbx-ok ${request.headers.host ?? ""}`);
   });
   const server = options.tls ? https.createServer({ key: options.tls.key, cert: options.tls.cert }, handler) : http.createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, options.address ?? "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.address ?? "127.0.0.1", resolve));
   return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
 }
 

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from "node:net";
 import { InvalidArgumentError } from "@sbx/core";
+import { specialPurposeRange } from "./special-purpose-addresses.js";
 
 /** One parsed allowlist entry. */
 export type AllowlistEntry =
@@ -103,21 +104,11 @@ export function compileAllowlist(entries: readonly string[], defaultPorts: reado
   };
 }
 
-/** Loopback, private, link-local (cloud metadata), CGNAT, unique-local, multicast, unspecified and reserved ranges. */
-const NON_PUBLIC = (() => {
-  const list = new BlockList();
-  for (const [address, prefix] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]] as const) list.addSubnet(address, prefix, "ipv4");
-  for (const [address, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["64:ff9b::", 96]] as const) list.addSubnet(address, prefix, "ipv6");
-  return list;
-})();
-
-/** True when `address` is not a public unicast address (the proxy refuses it unless an IP/CIDR entry covers it). */
+/**
+ * True when `address` is not an ordinary public unicast address: in a range of the IANA special-purpose registries
+ * (IPv4-mapped IPv6 forms judged by the IPv4 address inside; see special-purpose-addresses.ts). The proxy refuses such
+ * an address unless an IP/CIDR entry covers it; the host's own addresses are refused as well (host-addresses.ts).
+ */
 export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  // An IPv4-mapped IPv6 address is judged by its IPv4 part (::ffff:127.0.0.1 is loopback).
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return NON_PUBLIC.check(mapped[1]!, "ipv4");
-  if (family === 6 && /^::ffff:[0-9a-f]{1,4}:[0-9a-f]{1,4}$/i.test(address)) return true;
-  return NON_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
+  return specialPurposeRange(address) !== undefined;
 }

@@ -2,7 +2,9 @@ import { lookup } from "node:dns/promises";
 import { isIP, connect, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { largeReads, type LargeReads } from "./large-reads.js";
-import { isNonPublicAddress, normalizeHost, type Allowlist } from "./allowlist.js";
+import { normalizeHost, type Allowlist } from "./allowlist.js";
+import { hostAddressRefusal } from "./host-addresses.js";
+import { specialPurposeRange } from "./special-purpose-addresses.js";
 import { bodyFramer, BodyFramingError, type BodyFraming } from "./request-body.js";
 
 /** Longest request head the proxy reads before refusing (bytes). */
@@ -30,6 +32,12 @@ export interface EgressProxyPolicy {
   readonly allowlist: Allowlist;
   /** Names mapped to addresses by the caller (settings.egressHosts): used as given, before DNS. */
   readonly hosts: Readonly<Record<string, string>>;
+  /**
+   * Resolves a name `hosts` does not map to its addresses (settings.egressResolver); default the host's resolver
+   * (`dns.lookup`). Its answers are checked like DNS answers: special-purpose ranges and the host's own addresses
+   * need an IP/CIDR entry.
+   */
+  readonly resolve?: (host: string) => Promise<readonly string[]>;
   readonly onDenied: (denial: EgressDenial) => void;
   readonly onAllowed?: (request: { host: string; port: number; method: string; address: string }) => void;
 }
@@ -156,15 +164,17 @@ async function resolveChecked(request: ParsedRequest, policy: EgressProxyPolicy)
   if (isIP(request.host) !== 0) return request.host;
   const mapped = policy.hosts[request.host];
   if (mapped !== undefined) return mapped;
-  let addresses: Array<{ address: string }>;
+  let addresses: readonly string[];
   try {
-    addresses = await lookup(request.host, { all: true, verbatim: true });
+    addresses = policy.resolve ? await policy.resolve(request.host) : (await lookup(request.host, { all: true, verbatim: true })).map((entry) => entry.address);
   } catch (error) {
     throw new Refusal(502, request.host, request.port, request.method, `the proxy could not resolve it (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`);
   }
-  const usable = addresses.map((entry) => entry.address).filter((address) => !isNonPublicAddress(address) || policy.allowlist.coversAddress(address));
-  if (usable.length === 0) throw new Refusal(403, request.host, request.port, request.method, `it resolves only to non-public addresses (${addresses.map((entry) => entry.address).join(", ")}), which need an IP/CIDR entry`);
-  return usable[0]!;
+  // Judged at every connection: the host's interfaces are read now (an address added since create counts too).
+  const judged = addresses.map((address) => ({ address, refusal: policy.allowlist.coversAddress(address) ? undefined : (hostAddressRefusal(address) ?? specialPurposeRange(address)) }));
+  const usable = judged.filter((entry) => entry.refusal === undefined);
+  if (usable.length === 0) throw new Refusal(403, request.host, request.port, request.method, `it resolves only to non-public addresses (${judged.map((entry) => `${entry.address}: ${entry.refusal}`).join("; ") || "none"}), which need an IP/CIDR entry`);
+  return usable[0]!.address;
 }
 
 /** Connects out, with reads of up to 1 MiB (see largeReads); `reads.pipeTo` starts the flow to the client. */

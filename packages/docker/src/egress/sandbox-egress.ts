@@ -47,7 +47,8 @@ export function proxyEnvironment(port: number): Record<string, string> {
 }
 
 /** The audit record of an allowlisted sandbox: requested, applied (normalised), and how it is enforced. */
-export function allowlistRecord(requested: readonly string[], allowlist: Allowlist, networkMode: string, hosts: Readonly<Record<string, string>>, transport: TransportRecord = { transport: "exec-stream" }): PolicyRecord {
+export function allowlistRecord(requested: readonly string[], allowlist: Allowlist, networkMode: string, hosts: Readonly<Record<string, string>>, transport: TransportRecord = { transport: "exec-stream" }, customResolver = false): PolicyRecord {
+  const otherwise = customResolver ? "settings.egressResolver, called in the sbx process (answers checked like DNS)" : "the host's DNS, from the sbx process";
   const path = transport.transport === "unix-socket"
     ? `Egress exists only through a forwarder (started by sbx, not as the sandbox user) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which joins each connection to the sbx host process's proxy over a Unix socket (${SANDBOX_SOCKET_PATH}, in a host directory private to this sandbox, mode 0700, bind-mounted read-only); HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`
     : `Egress exists only through a forwarder (root, started by sbx) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which carries each connection over its Docker exec stream to a proxy in the sbx host process${transport.reason ? ` (the Unix-socket transport was not used: ${transport.reason})` : ""}; HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`;
@@ -58,14 +59,14 @@ export function allowlistRecord(requested: readonly string[], allowlist: Allowli
       networkMode,
       allow: allowlist.entries.map((entry) => ({ entry: entry.text, kind: entry.kind, match: entry.kind === "host" ? entry.host : entry.kind === "suffix" ? `*.${entry.suffix}` : `${entry.address}/${entry.prefix}`, ports: entry.port === null ? [...allowlist.defaultPorts] : [entry.port] })),
       proxy: { listen: `127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox`, enforcedBy: "the sbx host process", transport: transport.transport, ...(transport.reason ? { transportFallbackReason: transport.reason } : {}), protocols: ["HTTP CONNECT (https and any TCP tunnel)", "plain HTTP with an absolute http:// URI"] },
-      resolver: Object.keys(hosts).length > 0 ? { mapped: Object.keys(hosts).sort(), otherwise: "the host's DNS, from the sbx process" } : "the host's DNS, from the sbx process",
+      resolver: Object.keys(hosts).length > 0 ? { mapped: Object.keys(hosts).sort(), otherwise } : otherwise,
     },
     enforcement: [
       `Docker NetworkMode ${networkMode}: the container has only a loopback interface, so no packet can leave it by any other path (direct IPs, UDP, raw sockets and DNS queries all fail: there is no route and no resolver).`,
       path,
       "The host proxy applies this sandbox's allowlist to every connection: HTTPS (and other tunnels) by the CONNECT host and port, plain HTTP by the absolute URI's host and port, which must equal the Host header (one request per connection, forwarded with Connection: close; heads with ambiguous framing such as a bare LF, obsolete line folding, Content-Length with Transfer-Encoding or two Content-Lengths get 400, and nothing after the checked request's body is forwarded).",
       `Entries match exactly (names compared in lower case without a trailing dot), *.suffix matches any deeper name (not the suffix itself), IP/CIDR entries match IP literals; an entry without a port allows ports ${allowlist.defaultPorts.join(", ")}.`,
-      "DNS is resolved by the proxy on the host, never in the sandbox; the checked address is the one dialled. Names resolving only to loopback, private, link-local (metadata), CGNAT, unique-local, multicast or unspecified addresses are refused unless an IP/CIDR entry covers them (settings.egressHosts mappings are used as given).",
+      "DNS is resolved by the proxy on the host, never in the sandbox; the checked address is the one dialled. Names resolving only to addresses in the IANA special-purpose ranges (IPv4 and IPv6: loopback, private, link-local (metadata), CGNAT, unique-local, documentation, benchmarking, 6to4, NAT64, Teredo, discard-only, multicast, unspecified, reserved, and the IPv4-mapped forms of all of them) or to an address bound on one of this host's own interfaces (read at each connection) are refused unless an IP/CIDR entry covers them (settings.egressHosts mappings are used as given).",
       "Refusals answer HTTP 403 (not allowed) or 502 (unreachable) naming the host, are counted in the audit notes and reported to settings.onEgressDenied.",
       "No TLS inspection: the name inside TLS (SNI) and the inner Host of a tunnel are not checked, so a client may reach other names served by an allowed server's address (domain fronting). Clients that ignore the proxy variables get no connection at all (fail closed).",
     ].join(" "),
@@ -79,7 +80,7 @@ export function allowlistRecord(requested: readonly string[], allowlist: Allowli
  * probe, connections go over the forwarder's exec stream (`unavailableReason` says why, for the audit). The same
  * proxy and allowlist serve both transports.
  */
-export async function startSandboxEgress(container: Docker.Container, options: { allow: readonly string[]; ports: readonly number[]; hosts: Readonly<Record<string, string>>; networkMode: string; onDenied?: (denial: EgressDenial & { sandboxId: string }) => void; sandboxId: string; notes: string[]; socket?: EgressSocket; socketUser?: string; unavailableReason?: string }): Promise<SandboxEgress> {
+export async function startSandboxEgress(container: Docker.Container, options: { allow: readonly string[]; ports: readonly number[]; hosts: Readonly<Record<string, string>>; resolve?: (host: string) => Promise<readonly string[]>; networkMode: string; onDenied?: (denial: EgressDenial & { sandboxId: string }) => void; sandboxId: string; notes: string[]; socket?: EgressSocket; socketUser?: string; unavailableReason?: string }): Promise<SandboxEgress> {
   const allowlist = compileAllowlist(options.allow, options.ports);
   // The sandbox's live audit notes: denials are recorded there as they happen (core copies them per audit()).
   const notes = options.notes;
@@ -100,7 +101,7 @@ export async function startSandboxEgress(container: Docker.Container, options: {
       // A caller's callback never breaks the proxy.
     }
   };
-  const policy = { allowlist, hosts: options.hosts, onDenied, onAllowed: (request: { host: string; port: number; method: string; address: string }) => debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`) };
+  const policy = { allowlist, hosts: options.hosts, resolve: options.resolve, onDenied, onAllowed: (request: { host: string; port: number; method: string; address: string }) => debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`) };
   const socket = options.socket;
   socket?.serve((connection) => serveProxyConnection(connection, policy));
   let channel: EgressChannel | undefined;
@@ -131,7 +132,7 @@ export async function startSandboxEgress(container: Docker.Container, options: {
       transport = { transport: "exec-stream", reason: options.unavailableReason ?? (announced.replace(/^exec:?\s*/, "") || undefined) };
     }
     debugEgress(`sandbox ${options.sandboxId}: egress transport ${transport.transport}${transport.reason ? ` (${transport.reason})` : ""}`);
-    const record = allowlistRecord(options.allow, allowlist, options.networkMode, options.hosts, transport);
+    const record = allowlistRecord(options.allow, allowlist, options.networkMode, options.hosts, transport, options.resolve !== undefined);
     return { environment: proxyEnvironment(SANDBOX_PROXY_PORT), record, transport: transport.transport, denials: () => [...denials], close };
   } catch (error) {
     close();
