@@ -2,7 +2,7 @@ import type { Sandbox } from "@sbx/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { EgressDenial } from "../src/egress/egress-proxy.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
-import { startLenientServer, type LenientServer } from "./egress-test-servers.js";
+import { startLenientServer, startLoopbackServer, type LenientServer } from "./egress-test-servers.js";
 
 /** Test names, mapped by the proxy's resolver (settings.egressHosts) to the test's own loopback server. */
 const HOSTS = { "allowed.test": "127.0.0.1", "evil.test": "127.0.0.1" };
@@ -77,6 +77,31 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
     expect(statuses).toEqual(["HTTP/1.1 200 OK"]);
     expect(server.received().slice(before)).toMatch(/^POST \/chunked HTTP\/1\.1\r\n[^]*\r\n\r\n3\r\nabc\r\n0\r\n\r\n$/);
   });
+
+  it("well-framed bodies still arrive whole: 8 MiB by Content-Length and chunked, through the proxy", async () => {
+    const counting = await startLoopbackServer({
+      handler: (request, response) => {
+        let bytes = 0;
+        request.on("data", (chunk: Buffer) => (bytes += chunk.byteLength));
+        request.on("end", () => response.end(`received ${bytes} ${request.headers["transfer-encoding"] ?? "length"}`));
+      },
+    });
+    try {
+      await using bodies = await createTestSandbox({ network: { egress: "deny", allow: [`allowed.test:${counting.port}`] } }, { egressHosts: HOSTS });
+      const script = [
+        "import sys, urllib.request",
+        "data = b'x' * (8 * 1024 * 1024)",
+        "chunks = (data[i:i + 65536] for i in range(0, len(data), 65536))",
+        `url = 'http://allowed.test:${counting.port}/'`,
+        "print(urllib.request.urlopen(urllib.request.Request(url, data=data, method='POST'), timeout=60).read().decode())",
+        "print(urllib.request.urlopen(urllib.request.Request(url, data=chunks, method='POST', headers={'Transfer-Encoding': 'chunked'}), timeout=60).read().decode())",
+      ].join("\n");
+      const result = await bodies.commands.run(`python3 -c "${script}"`, { timeoutMs: 90_000 });
+      expect(result.stdout.trim().split("\n")).toEqual(["received 8388608 length", "received 8388608 chunked"]);
+    } finally {
+      await counting.close();
+    }
+  }, 120_000);
 
   it("every smuggling attempt is reported as a refusal", () => {
     expect(denials.map((denial) => denial.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/bare LF/), expect.stringMatching(/Content-Length and Transfer-Encoding/), expect.stringMatching(/one request per connection/)]));

@@ -197,6 +197,7 @@ function dial(address: string, port: number, reads: LargeReads): Promise<Socket>
 function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest, rest: Buffer, policy: EgressProxyPolicy): void {
   const framer = bodyFramer(request.body);
   let reported = false;
+  let waitingForDrain = false;
   const reportAfter = (after: Buffer) => {
     if (reported || after.byteLength === 0) return;
     reported = true;
@@ -217,14 +218,21 @@ function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest
       client.destroy();
       return;
     }
-    if (framed.body.byteLength > 0 && !upstream.write(framed.body)) {
+    if (framed.body.byteLength > 0 && !upstream.write(framed.body) && !waitingForDrain) {
+      waitingForDrain = true;
       client.pause();
-      upstream.once("drain", () => client.resume());
+      upstream.once("drain", () => {
+        waitingForDrain = false;
+        client.resume();
+      });
     }
     reportAfter(framed.after);
   };
   client.on("data", onData);
+  // The client half-closing ends the upstream's side as a pipe would (a body cut short is the server's to refuse).
+  client.once("end", () => upstream.end());
   if (rest.byteLength > 0) onData(rest);
+  if (!waitingForDrain) client.resume();
 }
 
 /**
@@ -270,11 +278,11 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
         client.write("HTTP/1.1 200 Connection established\r\n\r\n");
         if (rest.byteLength > 0) upstream.write(rest);
         client.pipe(upstream);
+        client.resume();
       } else {
         upstream.write(request.forwardHead);
         forwardOneBody(client, upstream, request, rest, policy);
       }
-      client.resume();
     } catch (error) {
       if (!(error instanceof Refusal)) return void client.destroy();
       const refusal = error;
