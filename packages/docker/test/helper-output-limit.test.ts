@@ -1,7 +1,7 @@
 import { isSbxError } from "@sbx/core";
 import { expect, it } from "vitest";
 import { runArgv } from "../src/exec-process.js";
-import { dockerContainer, HelperOutputTooLargeError } from "../src/index.js";
+import { dockerContainer, HELPER_OUTPUT_LIMIT_BYTES, HelperOutputTooLargeError } from "../src/index.js";
 import { sandboxFiles } from "../src/sandbox-files.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
@@ -40,5 +40,14 @@ print(len(os.listdir("/workspace/many")))'`, { timeoutMs: 60_000 });
     const whole = await runArgv(container, ["ls", "-1", "/workspace/d"], { user: "10001:10001", maxOutputBytes: 10_000 });
     expect(whole.stdout.byteLength).toBe(10_000);
     await expect(runArgv(container, ["ls", "-1", "/workspace/d"], { user: "10001:10001", maxOutputBytes: 9_999 })).rejects.toMatchObject({ code: "SBX_PROVIDER", limitBytes: 9_999 });
+  }, 120_000);
+
+  it("the default limit is 64 MiB, measured: one byte over it rejects, exactly 64 MiB resolves whole", async () => {
+    await using sandbox = await createTestSandbox();
+    const container = dockerContainer(sandbox);
+    expect(HELPER_OUTPUT_LIMIT_BYTES).toBe(64 * 1024 * 1024);
+    await expect(runArgv(container, ["head", "-c", String(HELPER_OUTPUT_LIMIT_BYTES + 1), "/dev/zero"], { user: "10001:10001" })).rejects.toMatchObject({ code: "SBX_PROVIDER", limitBytes: HELPER_OUTPUT_LIMIT_BYTES });
+    const whole = await runArgv(container, ["head", "-c", String(HELPER_OUTPUT_LIMIT_BYTES), "/dev/zero"], { user: "10001:10001" });
+    expect([whole.exitCode, whole.stdout.byteLength]).toEqual([0, HELPER_OUTPUT_LIMIT_BYTES]);
   }, 120_000);
 });
