@@ -212,8 +212,9 @@ function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest
     try {
       framed = framer.push(chunk);
     } catch (error) {
-      if (!(error instanceof BodyFramingError)) throw error;
-      policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: `the request body does not frame exactly (${error.message})`, at: new Date().toISOString() });
+      // Never thrown into the event loop: whatever went wrong, both sides end and the refusal is reported.
+      const why = error instanceof BodyFramingError ? error.message : "the proxy could not frame it";
+      policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: `the request body does not frame exactly (${why})`, at: new Date().toISOString() });
       upstream.destroy();
       client.destroy();
       return;
