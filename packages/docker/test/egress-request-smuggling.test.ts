@@ -78,6 +78,13 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
     expect(server.received().slice(before)).toMatch(/^POST \/chunked HTTP\/1\.1\r\n[^]*\r\n\r\n3\r\nabc\r\n0\r\n\r\n$/);
   });
 
+  it("a chunked body that does not frame exactly ends the connection; the request hidden behind it is not forwarded", async () => {
+    const statuses = await attack(`POST http://${allowed}/bad-chunks HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    expect(statuses.filter((line) => line.startsWith("HTTP/"))).not.toContain("HTTP/1.1 200 OK");
+    expect(server.received()).not.toContain("evil.test");
+    expect(denials.map((denial) => denial.reason)).toContainEqual(expect.stringMatching(/does not frame exactly \(a bare LF in the chunked body\)/));
+  });
+
   it("well-framed bodies still arrive whole: 8 MiB by Content-Length and chunked, through the proxy", async () => {
     const counting = await startLoopbackServer({
       handler: (request, response) => {
