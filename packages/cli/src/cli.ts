@@ -14,7 +14,7 @@ import { outputMode } from "./terminal.js";
 export const USAGE = `sbx: run untrusted code in an isolated sandbox
 
 Usage:
-  sbx run [--target URI] [--network deny|allow|HOST,...] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... -- COMMAND...
+  sbx run [--target URI] [--network deny|allow|HOST,...] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... [--raw-output] -- COMMAND...
   sbx code [--target URI] [--language python] [--out-dir DIR] FILE|-
   sbx doctor                 which backends are usable here, and how to fix the others
   sbx ls [--all]             sbx sandboxes on the Docker engine (this host's; --all: every host's)
@@ -22,6 +22,7 @@ Usage:
   sbx mcp [--target URI] [--network ...] [--http PORT] [--host 127.0.0.1]   serve sandbox tools over MCP
 
 Targets: docker://IMAGE, e2b://TEMPLATE, fake:// (not a security boundary), auto (default; or SBX_TARGET).
+On a terminal, control characters in sandbox output are shown escaped (^[ for ESC); --raw-output passes them as they are.
 Everywhere: --json (one JSON document on stdout), --quiet (no status lines or progress), --no-color (or NO_COLOR=1).
 Exit status: the command's own for run; 1 when code raised; 124 timeout; 125 sbx error; 2 usage.
 `;
@@ -40,6 +41,7 @@ const SANDBOX_OPTIONS = {
   timeout: { type: "string" },
   env: { type: "string", short: "e", multiple: true },
   "allow-fake": { type: "boolean" },
+  "raw-output": { type: "boolean" },
 } as const satisfies ParseArgsConfig["options"];
 
 const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
