@@ -19,7 +19,7 @@ Usage:
   sbx doctor                 which backends are usable here, and how to fix the others
   sbx ls [--all]             sbx sandboxes on the Docker engine (this host's; --all: every host's)
   sbx gc [--dry-run]         remove orphaned Docker sandboxes
-  sbx mcp [--target URI] [--network ...] [--http PORT] [--host 127.0.0.1]   serve sandbox tools over MCP
+  sbx mcp [--target URI] [--network ...] [--http PORT] [--host 127.0.0.1] [--max-sessions 16] [--idle-timeout 10m]   serve sandbox tools over MCP
 
 Targets: docker://IMAGE, e2b://TEMPLATE, fake:// (not a security boundary), auto (default; or SBX_TARGET).
 On a terminal, control characters in sandbox output are shown escaped (^[ for ESC); --raw-output passes them as they are.
@@ -50,7 +50,7 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
   doctor: {},
   ls: { all: { type: "boolean", short: "a" } },
   gc: { "dry-run": { type: "boolean", short: "n" } },
-  mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" } },
+  mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" }, "max-sessions": { type: "string" }, "idle-timeout": { type: "string" } },
 };
 
 /** Docker listing failures that are not sbx errors (engine down) become `BackendUnavailableError` with a remedy. */
