@@ -14,14 +14,15 @@ import { outputMode } from "./terminal.js";
 export const USAGE = `sbx: run untrusted code in an isolated sandbox
 
 Usage:
-  sbx run [--target URI] [--network deny|allow|HOST,...] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... -- COMMAND...
+  sbx run [--target URI] [--network deny|allow|HOST,...] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... [--raw-output] -- COMMAND...
   sbx code [--target URI] [--language python] [--out-dir DIR] FILE|-
   sbx doctor                 which backends are usable here, and how to fix the others
   sbx ls [--all]             sbx sandboxes on the Docker engine (this host's; --all: every host's)
   sbx gc [--dry-run]         remove orphaned Docker sandboxes
-  sbx mcp [--target URI] [--network ...] [--http PORT] [--host 127.0.0.1]   serve sandbox tools over MCP
+  sbx mcp [--target URI] [--network ...] [--http PORT] [--host 127.0.0.1] [--max-sessions 16] [--idle-timeout 10m]   serve sandbox tools over MCP
 
 Targets: docker://IMAGE, e2b://TEMPLATE, fake:// (not a security boundary), auto (default; or SBX_TARGET).
+On a terminal, control characters in sandbox output are shown escaped (^[ for ESC); --raw-output passes them as they are.
 Everywhere: --json (one JSON document on stdout), --quiet (no status lines or progress), --no-color (or NO_COLOR=1).
 Exit status: the command's own for run; 1 when code raised; 124 timeout; 125 sbx error; 2 usage.
 `;
@@ -40,6 +41,7 @@ const SANDBOX_OPTIONS = {
   timeout: { type: "string" },
   env: { type: "string", short: "e", multiple: true },
   "allow-fake": { type: "boolean" },
+  "raw-output": { type: "boolean" },
 } as const satisfies ParseArgsConfig["options"];
 
 const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
@@ -48,7 +50,7 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
   doctor: {},
   ls: { all: { type: "boolean", short: "a" } },
   gc: { "dry-run": { type: "boolean", short: "n" } },
-  mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" } },
+  mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" }, "max-sessions": { type: "string" }, "idle-timeout": { type: "string" } },
 };
 
 /** Docker listing failures that are not sbx errors (engine down) become `BackendUnavailableError` with a remedy. */

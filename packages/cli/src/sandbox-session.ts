@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { createSandbox, type NetworkPolicyInput, type Sandbox } from "@sbx/core";
 import { parseDuration, parseEnvironment, parseNetwork } from "./options.js";
+import type { SandboxOutput } from "./sandbox-output.js";
 import { ProgressDisplay, PullProgressAggregator } from "./progress.js";
 import { progressSettings, requestedTarget, resolveTarget } from "./target.js";
 import type { CliEnvironment, OutputMode } from "./terminal.js";
@@ -29,6 +30,7 @@ export interface SandboxFlags {
   timeout?: string;
   env?: string[];
   "allow-fake"?: boolean;
+  "raw-output"?: boolean;
 }
 
 /** Reads the shared flags into the sandbox request (the target falls back to `SBX_TARGET`, then `auto`). */
@@ -42,10 +44,10 @@ export function sandboxRequestFromFlags(environment: CliEnvironment, flags: Sand
   };
 }
 
-/** Output callbacks that stream a command's or a cell's stdout and stderr to the terminal (none with `--json`). */
-export function streamToTerminal(environment: CliEnvironment, mode: OutputMode): { onStdout?: (text: string) => void; onStderr?: (text: string) => void } {
+/** Output callbacks that stream a command's or a cell's stdout and stderr through `output` (none with `--json`). */
+export function streamToTerminal(output: SandboxOutput, mode: OutputMode): { onStdout?: (text: string) => void; onStderr?: (text: string) => void } {
   if (mode.json) return { onStdout: undefined, onStderr: undefined };
-  return { onStdout: (text) => environment.stdout.write(text), onStderr: (text) => environment.stderr.write(text) };
+  return { onStdout: output.stdout, onStderr: output.stderr };
 }
 
 /** Creates the sandbox for one CLI invocation, showing image-pull progress, and says which backend it is on. */

@@ -34,6 +34,8 @@ export interface OutputMode {
   readonly quiet: boolean;
   /** Colours on: stderr is a terminal and neither `NO_COLOR` nor `--no-color` is set. */
   readonly color: boolean;
+  /** stderr is a terminal: status lines carry a styled prefix that sanitised sandbox output cannot draw. */
+  readonly terminal: boolean;
 }
 
 const CODES = { red: 31, green: 32, yellow: 33, dim: 2, bold: 1 } as const;
@@ -46,13 +48,24 @@ export function paint(enabled: boolean, colour: keyof typeof CODES, text: string
 /** Decides the output mode from flags and environment (NO_COLOR: any non-empty value turns colours off). */
 export function outputMode(flags: { json?: boolean; quiet?: boolean; color?: boolean }, environment: CliEnvironment): OutputMode {
   const noColor = (environment.env.NO_COLOR ?? "") !== "" || flags.color === false;
-  return { json: flags.json === true, quiet: flags.quiet === true, color: !noColor && environment.stderr.isTTY === true };
+  const terminal = environment.stderr.isTTY === true;
+  return { json: flags.json === true, quiet: flags.quiet === true, color: !noColor && terminal, terminal };
+}
+
+/**
+ * The `sbx:` prefix of status lines. On a terminal it is always styled (dim with colours, bold with `NO_COLOR`, which
+ * turns off colour, not emphasis): sandbox output reaches a terminal with its escape characters shown as `^[`, so a
+ * sandbox can print the words `sbx: exit code 0` but never this styled prefix. Plain off a terminal.
+ */
+export function statusPrefix(mode: OutputMode): string {
+  if (!mode.terminal) return "sbx:";
+  return paint(true, mode.color ? "dim" : "bold", "sbx:");
 }
 
 /** Writes a status line to stderr unless quiet or JSON. */
 export function status(environment: CliEnvironment, mode: OutputMode, line: string): void {
   if (mode.quiet || mode.json) return;
-  environment.stderr.write(`${paint(mode.color, "dim", "sbx:")} ${line}\n`);
+  environment.stderr.write(`${statusPrefix(mode)} ${line}\n`);
 }
 
 /** Formats a byte count for people: `512 B`, `1.5 KiB`, `3.2 MiB`. */

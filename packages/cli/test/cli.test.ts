@@ -142,7 +142,7 @@ describe("sbx code", () => {
     let stdout = "";
     let stderr = "";
     const environment = { argv: [], stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, stdin: (async function* () {})(), env: {}, cwd: directory };
-    const status = printExecution(environment, { json: false, quiet: false, color: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1, truncated: { stdout: false, stderr: false, results: false }, totalBytes: { stdout: 0, stderr: 0 }, outOfMemoryKilled: null }, rendered);
+    const status = printExecution(environment, { json: false, quiet: false, color: false, terminal: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1, truncated: { stdout: false, stderr: false, results: false }, totalBytes: { stdout: 0, stderr: 0 }, outOfMemoryKilled: null }, rendered);
     expect(status).toBe(0);
     expect(stdout).toBe("<Figure size 640x480>\n");
     expect(stderr).toBe("sbx: saved image/png result to result-1.png\n");
@@ -154,7 +154,7 @@ describe("sbx doctor", () => {
     const text = renderDoctor([
       { backend: "docker", usable: false, isolating: true, reason: "Cannot reach the engine.", remedy: "Start Docker." },
       { backend: "fake", usable: true, isolating: false, reason: "in-process fake", remedy: "" },
-    ], { json: false, quiet: false, color: false });
+    ], { json: false, quiet: false, color: false, terminal: false });
     expect(text).toMatchInlineSnapshot(`
       "BACKEND  USABLE  ISOLATING                     DETAIL
       docker   no      yes                           Cannot reach the engine. Remedy: Start Docker.

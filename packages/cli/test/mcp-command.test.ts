@@ -42,4 +42,20 @@ describe("sbx mcp", () => {
     const [exitCode] = await once(child, "exit");
     expect(exitCode).toBe(0);
   });
+
+  it("--max-sessions caps HTTP sessions (503 past it) and --idle-timeout is accepted as a duration", async () => {
+    const child = spawn(process.execPath, [BIN, "mcp", "--target", "fake://", "--http", "0", "--json", "--max-sessions", "1", "--idle-timeout", "5m"], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
+      const url = (JSON.parse(line) as { url: string }).url;
+      const initialize = () => fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }) });
+      expect((await initialize()).status).toBe(200);
+      const refused = await initialize();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("300");
+    } finally {
+      child.kill("SIGTERM");
+    }
+    await once(child, "exit");
+  });
 });

@@ -19,7 +19,7 @@ describe("progress display", () => {
 
   it("redraws one line in place on a terminal and ends it with a newline", () => {
     const { environment, written } = capture(true);
-    const display = new ProgressDisplay(environment, { json: false, quiet: false, color: false }, "pull python:3.12");
+    const display = new ProgressDisplay(environment, { json: false, quiet: false, color: false, terminal: false }, "pull python:3.12");
     display.update(0, 1024 * 1024);
     display.finish("image ready");
     expect(written).toEqual([
@@ -30,7 +30,7 @@ describe("progress display", () => {
 
   it("prints plain lines at each quarter when not a terminal, and nothing with --quiet or --json", () => {
     const plain = capture(false);
-    const display = new ProgressDisplay(plain.environment, { json: false, quiet: false, color: false }, "upload a.bin");
+    const display = new ProgressDisplay(plain.environment, { json: false, quiet: false, color: false, terminal: false }, "upload a.bin");
     for (let done = 0; done <= 100; done += 10) display.update(done, 100);
     display.finish("100 B to a.bin");
     expect(plain.written).toEqual([
@@ -40,7 +40,7 @@ describe("progress display", () => {
       "sbx: upload a.bin: 80% (80 B of 100 B)\n",
       "sbx: upload a.bin: done, 100 B to a.bin\n",
     ]);
-    for (const mode of [{ json: true, quiet: false, color: false }, { json: false, quiet: true, color: false }]) {
+    for (const mode of [{ json: true, quiet: false, color: false, terminal: false }, { json: false, quiet: true, color: false, terminal: false }]) {
       const silent = capture(true);
       const quiet = new ProgressDisplay(silent.environment, mode, "x");
       quiet.update(1, 2);

@@ -316,7 +316,7 @@ describe("scoped credentials: a dead host process's credentials", () => {
     const revoked: CredentialRevokeRequest[] = [];
     const source = credential({ id: "crash-test-token", issue: () => "unused", revoke: (request) => void revoked.push(request) });
     // While the owner lives, its records are not touched.
-    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 1 });
+    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 1, refused: [] });
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const result = await revokeOrphanedCredentials({ sources: [source] });
@@ -324,7 +324,7 @@ describe("scoped credentials: a dead host process's credentials", () => {
     expect(revoked).toEqual([expect.objectContaining({ sandboxId: "crashy-1", value: "crash-value-crashy-1", handle: "crash-handle", reason: "orphaned" })]);
     expect(await recordFiles()).toEqual([]);
     // Exactly once: a second run finds nothing.
-    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 0 });
+    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 0, refused: [] });
   });
 
   it("createSandbox() revokes a dead owner's credentials of the same source before issuing new ones; other sources' records are left alone", async () => {
@@ -378,7 +378,7 @@ describe("scoped credentials: who counts as the owner", () => {
     const stat = readFileSync(`/proc/${process.pid}/stat`, "utf8");
     await writeOrphan({ ownerStartTime: stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] });
     const source = credential({ id: "owner-test", issue: () => "unused", revoke: () => {} });
-    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 1 });
+    expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 1, refused: [] });
     expect(await recordFiles()).toHaveLength(1);
   });
 

@@ -8,6 +8,20 @@ const MIB = 1024 * 1024;
 /** The container's own user: root, so its deadline (PID 1's child) is out of reach of sandboxed code (uid 10001). */
 export const CONTAINER_USER = "0:0";
 
+/**
+ * The container's own user when the sandbox itself runs as root: `nobody`. Docker's init, the deadline and the
+ * dead-man's switch then run as a uid the sandbox's root cannot signal, trace or write the /proc files of: it has no
+ * capability (no CAP_KILL, CAP_SETUID, CAP_SYS_PTRACE or CAP_DAC_OVERRIDE), and without them uid 0 is just another
+ * uid to the kernel's permission checks. Were they root, a root sandbox could SIGSTOP them and outlive its lifetime
+ * and its dead host (issue 19; ADR 0033).
+ */
+export const ROOT_SANDBOX_CONTAINER_USER = "65534:65534";
+
+/** The container's own user (Docker's init, the deadline, the dead-man's switch) for a policy: never the command user. */
+export function containerUserFor(policy: { userKind: "default" | "root" }): string {
+  return policy.userKind === "root" ? ROOT_SANDBOX_CONTAINER_USER : CONTAINER_USER;
+}
+
 /** Headroom in MiB the memory limit keeps for processes beyond the workspace and /tmp tmpfs. */
 export const MEMORY_HEADROOM_MIB = 64;
 
@@ -145,7 +159,7 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
     Image: policy.image,
     Entrypoint: ["sh", "-c", DEADLINE_SCRIPT, "sbx-deadline", String(policy.lifetimeSeconds), policy.endsWithHost ? "host-attached" : "detached"],
     Cmd: [],
-    User: CONTAINER_USER,
+    User: containerUserFor(policy),
     WorkingDir: policy.workspace,
     Env: [`HOME=${policy.workspace}`],
     Labels: labels,

@@ -1,6 +1,6 @@
 import { PolicyNotEnforcedError, type DriverAudit } from "@sbx/core";
 import type Docker from "dockerode";
-import { capabilitiesAdded, CONTAINER_USER, type RequestedPolicy } from "./container-config.js";
+import { capabilitiesAdded, containerUserFor, type RequestedPolicy } from "./container-config.js";
 import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
 
 const MIB = 1024 * 1024;
@@ -31,7 +31,7 @@ export function findMismatches(policy: RequestedPolicy, inspect: Docker.Containe
   expect("init", true, host.Init === true);
   expect("rootFilesystem.readOnly", true, host.ReadonlyRootfs === true);
   expect("logging", "none", host.LogConfig?.Type);
-  expect("user", CONTAINER_USER, inspect.Config.User);
+  expect("user", containerUserFor(policy), inspect.Config.User);
   if (policy.runtime) expect("runtime", policy.runtime, host.Runtime);
   const workspaceMount = inspect.Mounts.find((mount) => mount.Destination === policy.workspace);
   expect("rootFilesystem.workspace", "volume:rw", workspaceMount ? `${workspaceMount.Type}:${workspaceMount.RW ? "rw" : "ro"}` : "missing");
@@ -91,7 +91,7 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
         requested: policy.userKind,
         applied: policy.user,
         enforcement: policy.userKind === "root"
-          ? "Root inside the container as requested (uid 0, every capability dropped, no-new-privileges)."
+          ? `Root inside the container as requested (uid 0, every capability dropped, no-new-privileges). sbx's lifetime enforcement runs as another uid (container User ${inspect.Config.User}: Docker's init, the deadline, the dead-man's switch), which a root without capabilities can neither signal nor trace.`
           : `Every command, file operation and code run executes as unprivileged ${policy.user} with no capabilities (each exec's User; no-new-privileges). Only sbx's own enforcement runs as root (container User ${inspect.Config.User}): Docker's init, the lifetime deadline and the kill helper, which the sandbox user cannot signal or trace.`,
       },
       lifetime: {
@@ -99,7 +99,7 @@ export function auditFromInspect(policy: RequestedPolicy, inspect: Docker.Contai
         applied: { deadline: `sleep ${policy.lifetimeSeconds}`, deadlineUser: inspect.Config.User, expiresAt: policy.expiresAt, autoRemove: host.AutoRemove === true, endsWithHost: inspect.Config.OpenStdin === true && inspect.Config.StdinOnce === true },
         enforcement: [
           policy.userKind === "root"
-            ? "A deadline under Docker's init ends the container after its lifetime; this sandbox runs as root, so its code could stop the deadline: the host process also removes the container at expiry while it lives."
+            ? `A deadline under Docker's init ends the container after its lifetime. This sandbox runs as root, so the init and the deadline run as ${inspect.Config.User} instead: root without capabilities (no CAP_KILL, CAP_SETUID, CAP_SYS_PTRACE) cannot signal, trace or become that uid, so it cannot stop its own deadline; the host process also removes the container at expiry while it lives.`
             : `A root deadline under Docker's init ends the container after its lifetime; sandboxed code (${policy.user}, no capabilities) can neither signal nor trace it, and the host process also removes the container at expiry while it lives.`,
           policy.endsWithHost
             ? "Dead-man's switch: the creating process holds an attach to the container's stdin; when that process exits or dies (SIGKILL included) the engine closes stdin and the container ends within seconds."

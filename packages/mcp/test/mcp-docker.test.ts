@@ -1,6 +1,8 @@
 import { createSandboxProvider, listSandboxes } from "@sbx/docker";
 import { describe, expect, it } from "vitest";
-import { AUDIT_RESOURCE_URI } from "../src/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { AUDIT_RESOURCE_URI, serveHttp } from "../src/index.js";
 import { connectClient, TRANSPORTS } from "./mcp-clients.js";
 
 const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
@@ -42,5 +44,29 @@ describe.skipIf(!status.usable).each(TRANSPORTS)("the sbx MCP server over %s, on
       if (remaining) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(remaining).toBe(false);
+  });
+});
+
+describe.skipIf(!status.usable)("the sbx MCP server over HTTP, on Docker: idle sessions", () => {
+  it("a client that ran a command and went away without DELETE: its session expires and its container is removed", async () => {
+    const server = await serveHttp({ target: `docker://${IMAGE}`, sessionIdleTimeoutMs: 2000, sandboxOptions: { metadata: { test: "sbx-mcp-docker-idle" } } });
+    let sandboxId = "";
+    try {
+      const client = new Client({ name: "gone", version: "1" });
+      await client.connect(new StreamableHTTPClientTransport(server.url));
+      sandboxId = ((await client.callTool({ name: "sandbox_create", arguments: {} })).structuredContent as { id: string }).id;
+      expect((await client.callTool({ name: "run_command", arguments: { command: "echo hi" } })).structuredContent).toMatchObject({ exitCode: 0, stdout: "hi\n" });
+      expect((await listSandboxes()).some((sandbox) => sandbox.id === sandboxId && sandbox.state === "running")).toBe(true);
+      await client.close(); // Goes away without ending its session.
+      let remaining = true;
+      for (let attempt = 0; attempt < 150 && remaining; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        remaining = (await listSandboxes()).some((sandbox) => sandbox.id === sandboxId);
+      }
+      expect(remaining).toBe(false);
+      expect(server.sessionCount).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -3,8 +3,9 @@ import { join, relative, resolve } from "node:path";
 import type { Execution, ExecutionResult } from "@sbx/core";
 import { UsageError } from "../errors.js";
 import { createCliSandbox, sandboxRequestFromFlags, streamToTerminal, type SandboxFlags } from "../sandbox-session.js";
+import { SandboxOutput } from "../sandbox-output.js";
 import type { CliEnvironment, OutputMode } from "../terminal.js";
-import { paint, status } from "../terminal.js";
+import { status } from "../terminal.js";
 
 /** Flags of `sbx code`. */
 export interface CodeFlags extends SandboxFlags {
@@ -49,17 +50,23 @@ async function readSource(environment: CliEnvironment, file: string): Promise<st
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Prints an execution's outcome (after streaming): rich results and saved files, the exception. Returns the exit status. */
-export function printExecution(environment: CliEnvironment, mode: OutputMode, execution: Execution, rendered: RenderedResult[] | null): number {
+/**
+ * Prints an execution's outcome (after streaming): rich results and saved files, the exception. The result text,
+ * exception and traceback come from the sandbox, so they go through `output` (escaped on a terminal). Returns the exit status.
+ */
+export function printExecution(environment: CliEnvironment, mode: OutputMode, execution: Execution, rendered: RenderedResult[] | null, output = new SandboxOutput(environment, false)): number {
   for (const result of rendered ?? []) {
-    if (result.text !== null && result.isMainResult) environment.stdout.write(`${result.text}\n`);
+    if (result.text !== null && result.isMainResult) output.stdout(`${result.text}\n`);
+    output.endLine(mode);
     for (const file of result.savedFiles) status(environment, mode, `saved ${result.mimeTypes.filter((type) => SAVED_TYPES[type]).join(", ")} result to ${file}`);
   }
   if (execution.error) {
     // Backends that stream the traceback on stderr have shown it already.
     const traceback = execution.error.traceback.trim();
-    if (!traceback) environment.stderr.write(`${paint(mode.color, "red", execution.error.name)}: ${execution.error.value}\n`);
-    else if (!execution.stderr.includes(traceback)) environment.stderr.write(`${traceback}\n`);
+    if (!traceback) {
+      output.endLine(mode);
+      output.stderr(`${execution.error.name}: ${execution.error.value}\n`);
+    } else if (!execution.stderr.includes(traceback)) output.stderr(`${traceback}\n`);
     return 1;
   }
   return 0;
@@ -75,7 +82,8 @@ export async function codeCommand(environment: CliEnvironment, mode: OutputMode,
   const request = sandboxRequestFromFlags(environment, flags);
   const sandbox = await createCliSandbox(environment, mode, request);
   try {
-    const execution = await sandbox.runCode(source, { language: flags.language, timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(environment, mode) });
+    const output = new SandboxOutput(environment, flags["raw-output"] === true);
+    const execution = await sandbox.runCode(source, { language: flags.language, timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(output, mode) });
     const rendered = execution.results === null ? null : await saveRichResults(execution.results, resolve(environment.cwd, flags["out-dir"] ?? "."), environment.cwd);
     if (mode.json) {
       environment.stdout.write(`${JSON.stringify({
@@ -88,7 +96,7 @@ export async function codeCommand(environment: CliEnvironment, mode: OutputMode,
       }, null, 2)}\n`);
       return execution.error ? 1 : 0;
     }
-    return printExecution(environment, mode, execution, rendered);
+    return printExecution(environment, mode, execution, rendered, output);
   } finally {
     await sandbox.kill().catch(() => undefined);
   }

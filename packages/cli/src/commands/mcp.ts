@@ -1,6 +1,6 @@
 import { serveHttp, serveStdio } from "@sbx/mcp";
 import { UsageError } from "../errors.js";
-import { parseNetwork } from "../options.js";
+import { parseDuration, parseNetwork } from "../options.js";
 import { requestedTarget, resolveTarget } from "../target.js";
 import type { CliEnvironment, OutputMode } from "../terminal.js";
 import { status } from "../terminal.js";
@@ -12,6 +12,21 @@ export interface McpFlags {
   http?: string;
   host?: string;
   "allow-fake"?: boolean;
+  "max-sessions"?: string;
+  "idle-timeout"?: string;
+}
+
+/** Reads `--max-sessions` (a positive whole number) and `--idle-timeout` (a duration) for the HTTP server. */
+function sessionLimits(flags: McpFlags): { maxSessions?: number; sessionIdleTimeoutMs?: number } {
+  if (flags.http === undefined && (flags["max-sessions"] !== undefined || flags["idle-timeout"] !== undefined)) throw new UsageError("--max-sessions and --idle-timeout only make sense with --http PORT.");
+  const limits: { maxSessions?: number; sessionIdleTimeoutMs?: number } = {};
+  if (flags["max-sessions"] !== undefined) {
+    const maxSessions = Number(flags["max-sessions"]);
+    if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) throw new UsageError(`--max-sessions expects a positive whole number, not ${JSON.stringify(flags["max-sessions"])}.`);
+    limits.maxSessions = maxSessions;
+  }
+  if (flags["idle-timeout"] !== undefined) limits.sessionIdleTimeoutMs = parseDuration(flags["idle-timeout"], "--idle-timeout");
+  return limits;
 }
 
 function untilAborted(signal: AbortSignal | undefined): Promise<void> {
@@ -23,7 +38,7 @@ function untilAborted(signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * `sbx mcp [--target URI] [--network deny|allow|HOSTS] [--http PORT] [--host ADDRESS]`: serves sandbox tools over
+ * `sbx mcp [--target URI] [--network deny|allow|HOSTS] [--http PORT] [--host ADDRESS] [--max-sessions N] [--idle-timeout DURATION]`: serves sandbox tools over
  * MCP. Without `--http`, over stdio (stdout carries the protocol, so status goes to stderr); with `--http PORT`
  * (0 picks a free port), Streamable HTTP on 127.0.0.1 unless `--host` says otherwise; `--json` prints
  * `{ "url": ... }` on stdout once listening. The target is resolved once at start; the network policy is the
@@ -32,6 +47,7 @@ function untilAborted(signal: AbortSignal | undefined): Promise<void> {
 export async function mcpCommand(environment: CliEnvironment, mode: OutputMode, flags: McpFlags): Promise<number> {
   const target = await resolveTarget(requestedTarget(flags.target, environment.env), { allowFake: flags["allow-fake"] === true, signal: environment.signal, env: environment.env });
   const network = parseNetwork(flags.network);
+  const limits = sessionLimits(flags);
   const options = { target, sandboxOptions: { network } };
   if (flags.http === undefined) {
     if (flags.host !== undefined) throw new UsageError("--host only makes sense with --http PORT.");
@@ -43,7 +59,7 @@ export async function mcpCommand(environment: CliEnvironment, mode: OutputMode, 
   }
   const port = Number(flags.http);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--http expects a port number (0 for any free port), not ${JSON.stringify(flags.http)}.`);
-  const server = await serveHttp({ ...options, port, host: flags.host });
+  const server = await serveHttp({ ...options, ...limits, port, host: flags.host });
   if (mode.json) environment.stdout.write(`${JSON.stringify({ url: server.url.href, target, network })}\n`);
   else if (!mode.quiet) environment.stdout.write(`MCP server (Streamable HTTP) at ${server.url.href}, target ${target}\n`);
   await untilAborted(environment.signal);

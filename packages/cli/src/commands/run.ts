@@ -2,6 +2,7 @@ import { shellQuote } from "@sbx/core/adapter";
 import { UsageError } from "../errors.js";
 import { parseUploads } from "../options.js";
 import { createCliSandbox, sandboxRequestFromFlags, streamToTerminal, uploadWithProgress, type SandboxFlags } from "../sandbox-session.js";
+import { SandboxOutput } from "../sandbox-output.js";
 import type { CliEnvironment, OutputMode } from "../terminal.js";
 import { status } from "../terminal.js";
 
@@ -28,7 +29,8 @@ export async function runCommand(environment: CliEnvironment, mode: OutputMode, 
   const sandbox = await createCliSandbox(environment, mode, request);
   try {
     for (const upload of uploads) await uploadWithProgress(environment, mode, sandbox, upload);
-    const result = await sandbox.commands.run(commandLine, { timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(environment, mode) });
+    const output = new SandboxOutput(environment, flags["raw-output"] === true);
+    const result = await sandbox.commands.run(commandLine, { timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(output, mode) });
     if (mode.json) {
       environment.stdout.write(`${JSON.stringify({
         sandbox: { id: sandbox.id, backend: sandbox.backend },
@@ -40,6 +42,7 @@ export async function runCommand(environment: CliEnvironment, mode: OutputMode, 
         durationMs: result.durationMs,
       }, null, 2)}\n`);
     } else {
+      output.endLine(mode);
       if (result.truncated.stdout || result.truncated.stderr) status(environment, mode, `output was cut at the limit (${result.totalBytes.stdout} bytes on stdout, ${result.totalBytes.stderr} on stderr in total)`);
       status(environment, mode, `exit code ${result.exitCode}`);
     }

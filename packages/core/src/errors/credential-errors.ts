@@ -51,3 +51,25 @@ export class CredentialRevocationError extends SbxError {
     this.failures = options.failures.map((failure) => Object.freeze({ ...failure }));
   }
 }
+
+/**
+ * The credential store (`$SBX_STATE_DIR/credentials`) is not one only the caller controls: the folder is a symbolic
+ * link, is owned by another user, or can be written by others (or its parent can, so the folder could be swapped).
+ * Nothing is written there and no record found there is acted on: a planted record could make sbx revoke (or leak to
+ * a `revoke` call) a handle someone else chose. Not retryable until the folder is fixed.
+ */
+export class CredentialStoreUnsafeError extends SbxError {
+  /** The folder that was refused. */
+  readonly path: string;
+  /** Why, for example `"is a symbolic link"` or `"is owned by uid 12345, not 0"`. */
+  readonly reason: string;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; reason: string; message?: string }) {
+    super("SBX_CREDENTIAL_STORE_UNSAFE", {
+      ...options,
+      message: options.message ?? `The credential store ${options.path} ${options.reason}; sbx neither writes credential records there nor trusts any it finds. Remove it (or point SBX_STATE_DIR at a folder only you own) and sbx creates it again, mode 0700.`,
+    });
+    this.name = "CredentialStoreUnsafeError";
+    this.path = options.path;
+    this.reason = options.reason;
+  }
+}

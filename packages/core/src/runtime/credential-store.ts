@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { chmod, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { constants } from "node:fs";
+import { chmod, open, readdir, rename, rm } from "node:fs/promises";
 import { homedir, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { ensureTrustedStore, readTrustedRecordFile } from "./credential-store-trust.js";
 
 /**
  * The durable record of one live credential: what a later process needs to revoke it if this one dies. One file per
@@ -107,11 +109,14 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
-/** Creates the folder (0700) and writes `record` atomically with mode 0600, under `fileName` (default: its owner's name). */
+/**
+ * Creates the folder (0700, the caller's; refused with `CredentialStoreUnsafeError` when it is a link, another user's
+ * or writable by others) and writes `record` atomically with mode 0600, under `fileName` (default: its owner's name).
+ */
 export async function writeRecord(folder: string, record: CredentialRecord, fileName = recordFileName(record)): Promise<void> {
-  await mkdir(folder, { recursive: true, mode: 0o700 });
+  await ensureTrustedStore(folder, { create: true });
   const temporary = join(folder, `.${fileName}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await open(temporary, "wx", 0o600);
+  const handle = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.writeFile(JSON.stringify(record));
     await handle.sync();
@@ -171,13 +176,25 @@ export async function listRecords(folder: string, sourceIds: readonly string[]):
   return records;
 }
 
-/** Reads and validates one record; null when it is gone or unreadable. */
-export async function readRecord(folder: string, fileName: string): Promise<CredentialRecord | null> {
+/** What reading one record found: the record, a file not trusted (and why), or nothing usable (gone or unparsable). */
+export type RecordRead =
+  | { readonly kind: "record"; readonly record: CredentialRecord }
+  | { readonly kind: "untrusted"; readonly reason: string }
+  | { readonly kind: "unusable" };
+
+/**
+ * Reads and validates one record without following links. A record that is a symbolic link, another user's file, or
+ * writable by others is `untrusted` and never parsed; gone or unparsable is `unusable`.
+ */
+export async function readRecord(folder: string, fileName: string): Promise<RecordRead> {
   try {
-    const parsed = credentialRecordSchema.safeParse(JSON.parse(await readFile(join(folder, fileName), "utf8")));
-    return parsed.success ? parsed.data : null;
+    const read = await readTrustedRecordFile(folder, fileName);
+    if (read.kind === "untrusted") return read;
+    if (read.kind === "gone") return { kind: "unusable" };
+    const parsed = credentialRecordSchema.safeParse(JSON.parse(read.text));
+    return parsed.success ? { kind: "record", record: parsed.data } : { kind: "unusable" };
   } catch {
-    return null;
+    return { kind: "unusable" };
   }
 }
 

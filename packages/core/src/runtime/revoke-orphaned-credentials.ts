@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { InvalidArgumentError } from "../errors/index.js";
 import { isCredentialSource, type CredentialSource } from "../v1/credentials.js";
+import { ensureTrustedStore } from "./credential-store-trust.js";
 import { abandonedRecordFileName, claimRecord, credentialsFolder, defaultStateDirectory, listRecords, ownerIsAlive, processIsAlive, readRecord, removeRecord, writeRecord } from "./credential-store.js";
 import { throwIfAborted } from "./guard.js";
 import { revokeWithRetries } from "./revoke-with-retries.js";
@@ -31,6 +32,14 @@ export interface OrphanedCredential {
   readonly error: string | null;
 }
 
+/** A record file found and not trusted: left where it is, never parsed, its handle never passed to `revoke`. */
+export interface RefusedCredentialRecord {
+  /** The file name in the credential store. */
+  readonly fileName: string;
+  /** Why: `"is a symbolic link"`, `"is owned by uid 12345, not 1000"`, `"can be written by others (mode 666)"`. */
+  readonly reason: string;
+}
+
 /** What `revokeOrphanedCredentials()` did. */
 export interface RevokeOrphanedCredentialsResult {
   /** Revoked now; their records are gone. */
@@ -39,6 +48,12 @@ export interface RevokeOrphanedCredentialsResult {
   readonly failed: readonly OrphanedCredential[];
   /** Records of these sources left alone: owner still alive, claimed by a live process, another host's, or unreadable. */
   readonly skipped: number;
+  /**
+   * Record files of these sources that were not trusted (a symbolic link, another user's file, writable by others):
+   * left alone and reported, also as a process warning (`SBX_CREDENTIAL_RECORD`). Anyone who can plant a file there
+   * could otherwise choose the handle sbx passes to `revoke`.
+   */
+  readonly refused: readonly RefusedCredentialRecord[];
 }
 
 /**
@@ -58,7 +73,10 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
   const here = hostname();
   const revoked: OrphanedCredential[] = [];
   const failed: OrphanedCredential[] = [];
+  const refused: RefusedCredentialRecord[] = [];
   let skipped = 0;
+  // A store that is a link, another user's or writable by others throws CredentialStoreUnsafeError: none of it is trusted.
+  if (!(await ensureTrustedStore(folder, { create: false }))) return { revoked, failed, skipped, refused };
   const liveness = new Map<string, boolean>();
   const ownerAlive = (ownerPid: number, ownerStartTime: string | null) => {
     const key = `${ownerPid}-${ownerStartTime}`;
@@ -73,7 +91,13 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
       skipped++;
       continue;
     }
-    const record = await readRecord(folder, stored.fileName);
+    const read = await readRecord(folder, stored.fileName);
+    if (read.kind === "untrusted") {
+      refused.push({ fileName: stored.fileName, reason: read.reason });
+      process.emitWarning(`sbx: the credential record ${stored.fileName} in ${folder} ${read.reason}; it was not trusted (its handle was not revoked) and was left where it is. Remove it once you know who put it there.`, { code: "SBX_CREDENTIAL_RECORD" });
+      continue;
+    }
+    const record = read.kind === "record" ? read.record : null;
     const source = record ? sources.get(record.sourceId) : undefined;
     // A pid says nothing about another machine's processes: only abandoned records of other hosts are taken.
     if (!record || !source || (record.ownerHost !== here && stored.ownerPid !== 0)) {
@@ -100,5 +124,5 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
       failed.push(entry);
     }
   }
-  return { revoked, failed, skipped };
+  return { revoked, failed, skipped, refused };
 }
