@@ -109,12 +109,15 @@ export interface Execution {
   /**
    * Rich results from the backend's own channel, or null where the backend has none (`RICH_RESULTS` off). Never parsed
    * from stdout. At most `maxResults` results whose data totals at most `outputLimitBytes`; `truncated.results` says
-   * when some were dropped.
+   * when some were dropped, here or by the backend (the sandbox agent drops a result over 16 MiB of data).
    */
   readonly results: readonly ExecutionResult[] | null;
   /** Wall time, in milliseconds. */
   readonly durationMs: number;
-  /** Which outputs went past their caps and were cut (`outputLimitBytes` for the streams, `maxResults`/bytes for results). */
+  /**
+   * Which outputs went past their caps and were cut (`outputLimitBytes` for the streams; `maxResults`/bytes for
+   * results, or a result the backend dropped over its own cap: a dropped result is always reported here).
+   */
   readonly truncated: { readonly stdout: boolean; readonly stderr: boolean; readonly results: boolean };
   /** Total UTF-8 bytes the code wrote to each stream, including dropped ones. */
   readonly totalBytes: { readonly stdout: number; readonly stderr: number };
