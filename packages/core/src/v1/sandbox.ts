@@ -191,7 +191,13 @@ export interface FileReadOptions extends FileOperationOptions {
 
 /** Options of `files.download()`. */
 export interface FileDownloadOptions extends FileOperationOptions {
-  /** Refuse files larger than this many bytes with `FileTooLargeError`; the partial host file is removed. Default: no limit (memory stays bounded either way). */
+  /**
+   * Refuse files larger than this many bytes with `FileTooLargeError` (naming the size and this option); nothing is
+   * left on the host (a size the backend reports is refused before the host file is opened, a stream that runs past
+   * it is cut and the partial host file removed). Default 1 GiB (`DEFAULT_DOWNLOAD_LIMIT_BYTES`): a download costs
+   * the host disk, not memory, so the default is larger than a whole read's 64 MiB; a sparse file the sandbox made
+   * for nothing is still refused.
+   */
   maxBytes?: number;
 }
 
