@@ -61,7 +61,9 @@ export type OutputEnd =
   /** Quiet, with a background process of the command still running: it holds the pipe, so the output was cut there. */
   | { readonly kind: "held-by-background-child" }
   /** Quiet for `OUTPUT_STALL_LIMIT_MS` with no process of the command left: the end never arrived. */
-  | { readonly kind: "stalled"; readonly quietMs: number };
+  | { readonly kind: "stalled"; readonly quietMs: number }
+  /** The caller stopped waiting (`signal`): after a kill, or once the sandbox is gone. */
+  | { readonly kind: "abandoned" };
 
 /**
  * Waits, after the command exited, for its output to reach its end (ADR 0028). A slow client (a slow link, a loaded
@@ -76,10 +78,17 @@ export async function drainCommandOutput(output: CommandOutput, options: {
   readonly commandStillRuns: () => Promise<boolean>;
   readonly quietWindowMs?: number;
   readonly stallLimitMs?: number;
+  /** Stops the wait: resolves with `abandoned` (no further check runs). */
+  readonly signal?: AbortSignal;
 }): Promise<OutputEnd> {
   const quietWindowMs = options.quietWindowMs ?? OUTPUT_QUIET_WINDOW_MS;
   const stallLimitMs = options.stallLimitMs ?? OUTPUT_STALL_LIMIT_MS;
-  const settled = output.ended.then((): OutputEnd => ({ kind: "complete" }), (error: unknown): OutputEnd => ({ kind: "failed", error }));
+  const ended = output.ended.then((): OutputEnd => ({ kind: "complete" }), (error: unknown): OutputEnd => ({ kind: "failed", error }));
+  const abandoned = new Promise<OutputEnd>((resolve) => {
+    if (options.signal?.aborted) resolve({ kind: "abandoned" });
+    options.signal?.addEventListener("abort", () => resolve({ kind: "abandoned" }), { once: true });
+  });
+  const settled = Promise.race([ended, abandoned]);
   let quietSince = Date.now();
   let seenChunks = output.chunks();
   for (;;) {
@@ -93,7 +102,9 @@ export async function drainCommandOutput(output: CommandOutput, options: {
       quietSince = Date.now();
       continue;
     }
-    if (await options.commandStillRuns()) return { kind: "held-by-background-child" };
+    const stillRuns = await Promise.race([options.commandStillRuns(), abandoned]);
+    if (typeof stillRuns === "object") return stillRuns;
+    if (stillRuns) return { kind: "held-by-background-child" };
     // The check took time: output may have arrived or ended meanwhile.
     const after = await Promise.race([settled, Promise.resolve(undefined)]);
     if (after) return after;

@@ -12,6 +12,9 @@ export const MODAL_WORKSPACE = "/workspace";
 /** Exit code reported for a command whose sandbox ended (or that was killed) before it reported its own. */
 export const KILLED_EXIT_CODE = 128 + 9;
 
+/** How long a killed command's output may still arrive before its result is given with what came (its exit code says it was killed). */
+export const KILLED_OUTPUT_GRACE_MS = 1_000;
+
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
@@ -96,16 +99,18 @@ export class ModalDriver implements SandboxDriverV1 {
    */
   private async finishOutput(output: CommandOutput, commandId: string, wasKilled: () => boolean): Promise<void> {
     const stopped = () => wasKilled() || this.ended.signal.aborted;
-    let end: OutputEnd | undefined;
+    // After sbx's own kill the output is whatever arrives within KILLED_OUTPUT_GRACE_MS; the exit code says the rest.
+    const signal = wasKilled() ? AbortSignal.any([this.ended.signal, AbortSignal.timeout(KILLED_OUTPUT_GRACE_MS)]) : this.ended.signal;
+    let end: OutputEnd;
     try {
-      end = await this.orWhenDestroyed(drainCommandOutput(output, { commandStillRuns: () => this.commandStillRuns(commandId) }), undefined);
+      end = await drainCommandOutput(output, { commandStillRuns: () => this.commandStillRuns(commandId), signal });
     } catch (error) {
       if (stopped()) return;
       throw error;
     } finally {
       output.cancel();
     }
-    if (!end || end.kind === "complete" || end.kind === "held-by-background-child" || stopped()) return;
+    if (end.kind === "complete" || end.kind === "held-by-background-child" || end.kind === "abandoned" || stopped()) return;
     if (end.kind === "failed") {
       const mapped = await this.failure(end.error, "read a command's output");
       if (mapped.code !== "SBX_PROVIDER") throw mapped;
