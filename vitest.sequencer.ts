@@ -17,6 +17,7 @@ const SLOW_FILES: Readonly<Record<string, number>> = {
   "contract-tests/example-adapter.contract.test.ts": 49,
   "packages/mcp/test/mcp-tools.test.ts": 43,
   "tools/e2b-emulator/test/commands.test.ts": 31,
+  "packages/modal/test/output-drain.emulator.test.ts": 30,
   "packages/docker/test/stalled-engine.test.ts": 31,
   "packages/docker/test/host-memory.test.ts": 29,
   "packages/fake/test/fidelity.test.ts": 28,

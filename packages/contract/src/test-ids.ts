@@ -49,6 +49,7 @@ export const CONTRACT_TEST_IDS = [
   "files.text-round-trip",
   "files.binary-round-trip",
   "files.large-stream-round-trip",
+  "files.large-stream-slow-consumer",
   "files.unicode-names",
   "files.list-stat-exists",
   "files.mkdir",

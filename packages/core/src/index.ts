@@ -17,6 +17,6 @@ export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
 export * from "./v1/credentials.js";
 export { revokeOrphanedCredentials, type RevokeOrphanedCredentialsOptions, type RevokeOrphanedCredentialsResult, type OrphanedCredential, type RefusedCredentialRecord } from "./runtime/revoke-orphaned-credentials.js";
 export { defaultStateDirectory } from "./runtime/credential-store.js";
-export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
+export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
 export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
 export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";

@@ -49,3 +49,16 @@ export const KILL_COMMAND_SCRIPT = [
   "done",
   "exit 0",
 ].join("\n");
+
+/**
+ * Exits 0 while any process of a command (its environment carries the command's marker) still runs, else 1: after
+ * the command itself exited, whether a background child may still hold its output. Argument: $1 the command id.
+ */
+export const COMMAND_STILL_RUNS_SCRIPT = [
+  "for d in /proc/[0-9]*; do",
+  '  q=${d#/proc/}',
+  '  [ "$q" = "$$" ] && continue',
+  `  if grep -qa "${COMMAND_MARKER_VARIABLE}=$1" "$d/environ" 2>/dev/null; then exit 0; fi`,
+  "done",
+  "exit 1",
+].join("\n");

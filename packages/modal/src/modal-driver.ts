@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
+import { ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import { checkPosixFileResult, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
-import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
+import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
 
 /** The sandbox's workspace: sent as the sandbox `workdir` at create, so Modal starts there and creates it. */
@@ -11,27 +12,13 @@ export const MODAL_WORKSPACE = "/workspace";
 /** Exit code reported for a command whose sandbox ended (or that was killed) before it reported its own. */
 export const KILLED_EXIT_CODE = 128 + 9;
 
-/** How long a finished command's output streams may stay open (a background child holding them) before they are cut. */
-export const OUTPUT_DRAIN_GRACE_MS = 1_000;
-
+/** How long a killed command's output may still arrive before its result is given with what came (its exit code says it was killed). */
+export const KILLED_OUTPUT_GRACE_MS = 1_000;
 
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
   readonly audit: DriverAudit;
-}
-
-async function pump(stream: ReadableStream<Uint8Array>, deliver: (chunk: Uint8Array) => void): Promise<void> {
-  const reader = stream.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      if (value && value.byteLength > 0) deliver(value);
-    }
-  } finally {
-    reader.releaseLock();
-  }
 }
 
 /**
@@ -104,6 +91,44 @@ export class ModalDriver implements SandboxDriverV1 {
     }
   }
 
+  /**
+   * Delivers the rest of a finished command's output (ADR 0028): to its end, however slowly it arrives; cut only
+   * where a background child of the command holds the pipe. A stream that fails, or whose end never arrives, fails
+   * the command (a retryable `ProviderError`): never a result closed short. After a kill or the sandbox's end the
+   * output is whatever arrived (the exit code already says the command did not finish).
+   */
+  private async finishOutput(output: CommandOutput, commandId: string, wasKilled: () => boolean): Promise<void> {
+    const stopped = () => wasKilled() || this.ended.signal.aborted;
+    // After sbx's own kill the output is whatever arrives within KILLED_OUTPUT_GRACE_MS; the exit code says the rest.
+    const signal = wasKilled() ? AbortSignal.any([this.ended.signal, AbortSignal.timeout(KILLED_OUTPUT_GRACE_MS)]) : this.ended.signal;
+    let end: OutputEnd;
+    try {
+      end = await drainCommandOutput(output, { commandStillRuns: () => this.commandStillRuns(commandId), signal });
+    } catch (error) {
+      if (stopped()) return;
+      throw error;
+    } finally {
+      output.cancel();
+    }
+    if (end.kind === "complete" || end.kind === "held-by-background-child" || end.kind === "abandoned" || stopped()) return;
+    if (end.kind === "failed") {
+      const mapped = await this.failure(end.error, "read a command's output");
+      if (mapped.code !== "SBX_PROVIDER") throw mapped;
+      throw new ProviderError({ backend: "modal", retryable: true, cause: end.error, message: `The output of a command in the Modal sandbox ${this.id} failed after the command exited, before its end arrived (${mapped.message}); the command's output is incomplete. Run it again.` });
+    }
+    throw new ProviderError({ backend: "modal", retryable: true, message: `The output of a command in the Modal sandbox ${this.id} stopped arriving after the command exited: nothing came for ${Math.round(end.quietMs / 1000)} s and no process of the command was left to hold it; the command's output is incomplete. Run it again.` });
+  }
+
+  /** Whether a process of the command (its marker in the environment) still runs in the sandbox. */
+  private async commandStillRuns(commandId: string): Promise<boolean> {
+    try {
+      const check = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_STILL_RUNS_SCRIPT, "sbx-still-runs", commandId], { stdout: "ignore", stderr: "ignore" });
+      return (await this.orWhenDestroyed(check.wait(), 1)) === 0;
+    } catch (error) {
+      throw await this.failure(error, "check a command's background processes");
+    }
+  }
+
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
     const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
@@ -123,8 +148,7 @@ export class ModalDriver implements SandboxDriverV1 {
       await stdin.close();
     };
     // A command without stdin reads /dev/null (the wrapper's `no-stdin`), so no EOF needs to be sent for it.
-    const output = Promise.all([pump(process.stdout, request.onStdout), pump(process.stderr, request.onStderr)]);
-    output.catch(() => {});
+    const output = pumpCommandOutput(process, request);
     let exited = false;
     let killed = false;
     const exit = (async () => {
@@ -143,13 +167,7 @@ export class ModalDriver implements SandboxDriverV1 {
           throw new SandboxNotFoundError({ backend: "modal", sandboxId: this.id, message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.` });
         }
       }
-      // Deliver the output that is still in flight; a background child holding the pipe does not hold the result.
-      let timer: NodeJS.Timeout | undefined;
-      const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, OUTPUT_DRAIN_GRACE_MS)));
-      await this.orWhenDestroyed(Promise.race([output.catch(() => {}), grace]), undefined);
-      clearTimeout(timer);
-      void process.stdout.cancel().catch(() => {});
-      void process.stderr.cancel().catch(() => {});
+      await this.finishOutput(output, commandId, () => killed);
       return { exitCode };
     })().finally(() => {
       exited = true;

@@ -23,7 +23,8 @@ function randomStream(totalBytes: number): { stream: ReadableStream<Uint8Array>;
   return { stream, digest: () => hash.digest("hex") };
 }
 
-async function hashStream(stream: ReadableStream<Uint8Array>): Promise<{ digest: string; size: number }> {
+/** Reads a stream to its end, hashing it; with `delayMsPerChunk`, waits that long after each chunk (a slow consumer). */
+async function hashStream(stream: ReadableStream<Uint8Array>, options: { delayMsPerChunk?: number } = {}): Promise<{ digest: string; size: number }> {
   const hash = createHash("sha256");
   let size = 0;
   const reader = stream.getReader();
@@ -32,6 +33,7 @@ async function hashStream(stream: ReadableStream<Uint8Array>): Promise<{ digest:
     if (done) break;
     hash.update(value);
     size += value.byteLength;
+    if (options.delayMsPerChunk) await new Promise((resolve) => setTimeout(resolve, options.delayMsPerChunk));
   }
   return { digest: hash.digest("hex"), size };
 }
@@ -69,6 +71,22 @@ export function registerFilesTests(harness: ContractHarness): void {
     const readBack = await hashStream(await sandbox.files.read("large.bin", { format: "stream" }));
     expect(readBack.size).toBe(totalBytes);
     expect(readBack.digest).toBe(source.digest());
+  });
+
+  contractTest("files.large-stream-slow-consumer", "a large file read by a slow consumer (2 ms a chunk) beside a fast one arrives whole to both, or the read fails", async () => {
+    await using sandbox = await harness.createSandbox();
+    const totalBytes = harness.options.largeFileBytes ?? 64 * MEBIBYTE;
+    const source = randomStream(totalBytes);
+    await sandbox.files.write("large.bin", source.stream);
+    const expected = source.digest();
+    // A consumer behind the producer (a slow link, a loaded host) must still get every byte: nothing cut by a timer
+    // while the rest is in flight (ADR 0028). A second, fast read of the same file runs at once, as load.
+    const [slow, fast] = await Promise.all([
+      sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream, { delayMsPerChunk: 2 })),
+      sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream)),
+    ]);
+    expect(slow, `the slow consumer received ${slow.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
+    expect(fast, `the fast consumer received ${fast.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
   });
 
   contractTest("files.unicode-names", "unicode folder and file names work for files and commands", async () => {

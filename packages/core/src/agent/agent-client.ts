@@ -387,6 +387,12 @@ export class SandboxAgentClient {
     }
     if (request.signal.aborted) return { error: null, results: null };
     const results: ExecutionResult[] = [];
+    // Results past MAX_RESULTS_PER_RUN are not kept here; they are counted with the agent's own drops.
+    let resultsDroppedHere = 0;
+    const droppedBy = (header: Record<string, unknown>) => {
+      const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown; results?: unknown };
+      return { droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 }, droppedResults: (Number(dropped.results) || 0) + resultsDroppedHere };
+    };
     const stdoutDecoder = new TextDecoder();
     const stderrDecoder = new TextDecoder();
     const grace = this.options.interruptGraceMs;
@@ -434,6 +440,7 @@ export class SandboxAgentClient {
               if (text) (header.type === "stdout" ? request.onStdout : request.onStderr)(text);
             } else if (header.type === "result") {
               if (results.length < MAX_RESULTS_PER_RUN) results.push(toResult(header));
+              else resultsDroppedHere++;
             } else if (header.type === "done") {
               session.pending.delete(id);
               cleanup();
@@ -446,14 +453,10 @@ export class SandboxAgentClient {
                 if (request.signal.aborted) return resolve({ error: null, results: null });
                 // Killed for memory: a result that cannot pass for success (core reports OutOfMemoryError), like a
                 // command's exit 137; a context's later calls raise CodeInterpreterLostError.
-                if (header.oom === true) {
-                  const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };
-                  return resolve({ error: null, results, outOfMemoryKilled: true, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
-                }
+                if (header.oom === true) return resolve({ error: null, results, outOfMemoryKilled: true, ...droppedBy(header) });
                 return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
               }
-              const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown };
-              resolve({ error: toExecutionError(header.error), results, outOfMemoryKilled: typeof header.oom === "boolean" ? header.oom : null, droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 } });
+              resolve({ error: toExecutionError(header.error), results, outOfMemoryKilled: typeof header.oom === "boolean" ? header.oom : null, ...droppedBy(header) });
             } else if (header.type === "error") {
               session.pending.delete(id);
               cleanup();

@@ -243,8 +243,17 @@ def worker_main(stdout_fd, stderr_fd, control_in, control_out):
     def send(header):
         write_all(control_out, encode_frame(header))
 
+    def send_result(data, main):
+        # A result over the agent's cap is never framed (a frame past MAX_FRAME would end the interpreter as
+        # malformed): only its size goes to the agent, which counts it as dropped so the run reports truncation.
+        size = sum(len(str(value)) for value in data.values())
+        if size > MAX_RESULT_BYTES:
+            send({"type": "result", "main": main, "dropped_size": size})
+        else:
+            send({"type": "result", "main": main, "data": data})
+
     def publish(value, main):
-        send({"type": "result", "main": main, "data": mime_bundle(value)})
+        send_result(mime_bundle(value), main)
 
     def display(*values, **_options):
         for value in values:
@@ -270,7 +279,7 @@ def worker_main(stdout_fd, stderr_fd, control_in, control_out):
                 figure = pyplot.figure(number)
                 png = figure_png(figure)
                 if png is not None:
-                    send({"type": "result", "main": False, "data": {"text/plain": repr(figure), "image/png": png}})
+                    send_result({"text/plain": repr(figure), "image/png": png}, False)
             pyplot.close("all")
         except Exception:
             pass
@@ -637,8 +646,13 @@ class Run(object):
         self.agent.send({"type": kind, "id": self.id}, kept)
 
     def result(self, header):
+        # A result dropped is counted, never lost silently: `done` reports the count and the run says truncated.
+        if "dropped_size" in header:
+            self.dropped["results"] += 1
+            return
         data = header.get("data")
         if not isinstance(data, dict):
+            self.dropped["results"] += 1
             return
         size = sum(len(str(value)) for value in data.values())
         if self.sent["results"] + size > MAX_RESULT_BYTES:

@@ -7,6 +7,14 @@ import { concatenateBytes } from "../posix/concatenate-bytes.js";
 /** Default largest file `files.read` returns whole (text or bytes): 64 MiB. Raise it with `{ maxBytes }`, or stream. */
 export const DEFAULT_READ_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Default largest file `files.download` copies to the host: 1 GiB. A download streams to the host's disk with bounded
+ * memory, so this bounds the host's disk, not its memory, and is larger than the whole-read default (64 MiB) so that
+ * ordinary artifacts (archives, data sets, checkpoints) need no option; a file the sandbox made for nothing (a sparse
+ * `truncate -s 3G`) is refused before a byte is written. Raise it with `{ maxBytes }` (ADR 0028).
+ */
+export const DEFAULT_DOWNLOAD_LIMIT_BYTES = 1024 * 1024 * 1024;
+
 /** Default time limit of a file operation that is not a streamed transfer (stat, list, remove, whole reads...): 60 s. */
 export const DEFAULT_FILE_TIMEOUT_MS = 60_000;
 

@@ -98,7 +98,7 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
         results: results.results,
         durationMs: Date.now() - started,
         // Output the backend itself cut inside the sandbox (the sandbox agent does) counts as truncated too.
-        truncated: { stdout: stdout.truncated || (driverOutcome.droppedBytes?.stdout ?? 0) > 0, stderr: stderr.truncated || (driverOutcome.droppedBytes?.stderr ?? 0) > 0, results: results.truncated },
+        truncated: { stdout: stdout.truncated || (driverOutcome.droppedBytes?.stdout ?? 0) > 0, stderr: stderr.truncated || (driverOutcome.droppedBytes?.stderr ?? 0) > 0, results: results.truncated || (driverOutcome.droppedResults ?? 0) > 0 },
         totalBytes: { stdout: stdout.totalBytes + (driverOutcome.droppedBytes?.stdout ?? 0), stderr: stderr.totalBytes + (driverOutcome.droppedBytes?.stderr ?? 0) },
         outOfMemoryKilled: driverOutcome.outOfMemoryKilled ?? null,
       };

@@ -6,7 +6,7 @@ import type { FileReadOptions, SandboxFiles } from "../v1/sandbox.js";
 import { toBytes, toStream } from "./data-input.js";
 import { withinTime } from "./deadline.js";
 import { runFileCall } from "./file-call.js";
-import { boundedDownload, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
+import { boundedDownload, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
 import { throwIfAborted } from "./guard.js";
 import { redactError } from "./redaction.js";
 import type { SandboxState } from "./sandbox-state.js";
@@ -21,12 +21,19 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
   const path = (given: unknown) => state.workspacePath(given);
 
   /** Builds the refusal of a too-large file, with the file's size when the backend can tell it (bounded). */
-  function tooLargeFor(target: string, limitBytes: number, option: string) {
+  function tooLargeFor(target: string, limitBytes: number, option: string, message?: (size: string) => string) {
     return async (seenBytes: number): Promise<FileTooLargeError> => {
       const reported = await withinTime(driver.stat(target, {}), 5_000, () => new Error("stat did not answer")).then((entry) => entry.size, () => undefined);
       const known = typeof reported === "number" && reported >= seenBytes;
-      return new FileTooLargeError({ backend, path: target, sizeBytes: known ? reported : seenBytes, atLeast: !known, limitBytes, option });
+      const sizeBytes = known ? reported : seenBytes;
+      return new FileTooLargeError({ backend, path: target, sizeBytes, atLeast: !known, limitBytes, option, message: message?.(`${known ? "" : "at least "}${sizeBytes} bytes`) });
     };
+  }
+
+  /** The refusal of a download over its limit: names the size, the limit (and whether it is the default) and the option. */
+  function downloadTooLarge(target: string, limitBytes: number, byDefault: boolean) {
+    const limit = byDefault ? `the ${limitBytes}-byte default limit of files.download` : `the ${limitBytes}-byte limit`;
+    return tooLargeFor(target, limitBytes, "maxBytes", (size) => `Refused to download ${JSON.stringify(target)}: it is ${size}, over ${limit}; nothing was left on the host. Pass a larger { maxBytes } if you mean to copy it.`);
   }
 
   function read(path: string, options?: FileReadOptions & { format?: "text" }): Promise<string>;
@@ -115,11 +122,17 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       requireString(hostPath, "hostPath");
       const source = path(sandboxPath);
       const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
+      const limitBytes = maxBytes ?? DEFAULT_DOWNLOAD_LIMIT_BYTES;
+      const tooLarge = downloadTooLarge(source, limitBytes, maxBytes === undefined);
+      // A size the backend reports past the limit is refused before the host file is opened or touched (a sparse
+      // file costs the sandbox nothing and the host its disk). The stream stays bounded too: a link, a file that grows.
+      const reported = await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(source, { signal })).then((entry) => (entry.type === "file" ? entry.size : undefined), () => undefined);
+      if (reported !== undefined && reported > limitBytes) throw redactError(await tooLarge(reported), secretValues);
       await runFileCall(state, "download a file", fileOptions, undefined, async (signal, watchdog) => {
         const opened = await driver.readFile(source, { signal });
         const stream = watchdog ? watchdog.observe(opened) : opened;
         try {
-          await boundedDownload(stream, hostPath, { limitBytes: maxBytes, signal, tooLarge: tooLargeFor(source, maxBytes ?? 0, "maxBytes") });
+          await boundedDownload(stream, hostPath, { limitBytes, signal, tooLarge });
         } catch (error) {
           if (SbxError.isInstance(error)) throw error;
           if (signal.aborted) throw new AbortedError({ backend });

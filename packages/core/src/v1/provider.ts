@@ -156,6 +156,12 @@ export interface DriverExecution {
    * `onStderr`), so core can count them and report truncation. Omitted when the backend cuts nothing.
    */
   readonly droppedBytes?: { readonly stdout: number; readonly stderr: number };
+  /**
+   * Rich results the backend itself dropped before they reached `results` (over its own size or count caps), so core
+   * reports `truncated.results`: a dropped result is a truncated run, never a run that had none. Omitted or 0 when
+   * nothing was dropped.
+   */
+  readonly droppedResults?: number;
 }
 
 /**

@@ -109,12 +109,15 @@ export interface Execution {
   /**
    * Rich results from the backend's own channel, or null where the backend has none (`RICH_RESULTS` off). Never parsed
    * from stdout. At most `maxResults` results whose data totals at most `outputLimitBytes`; `truncated.results` says
-   * when some were dropped.
+   * when some were dropped, here or by the backend (the sandbox agent drops a result over 16 MiB of data).
    */
   readonly results: readonly ExecutionResult[] | null;
   /** Wall time, in milliseconds. */
   readonly durationMs: number;
-  /** Which outputs went past their caps and were cut (`outputLimitBytes` for the streams, `maxResults`/bytes for results). */
+  /**
+   * Which outputs went past their caps and were cut (`outputLimitBytes` for the streams; `maxResults`/bytes for
+   * results, or a result the backend dropped over its own cap: a dropped result is always reported here).
+   */
   readonly truncated: { readonly stdout: boolean; readonly stderr: boolean; readonly results: boolean };
   /** Total UTF-8 bytes the code wrote to each stream, including dropped ones. */
   readonly totalBytes: { readonly stdout: number; readonly stderr: number };
@@ -188,7 +191,13 @@ export interface FileReadOptions extends FileOperationOptions {
 
 /** Options of `files.download()`. */
 export interface FileDownloadOptions extends FileOperationOptions {
-  /** Refuse files larger than this many bytes with `FileTooLargeError`; the partial host file is removed. Default: no limit (memory stays bounded either way). */
+  /**
+   * Refuse files larger than this many bytes with `FileTooLargeError` (naming the size and this option); nothing is
+   * left on the host (a size the backend reports is refused before the host file is opened, a stream that runs past
+   * it is cut and the partial host file removed). Default 1 GiB (`DEFAULT_DOWNLOAD_LIMIT_BYTES`): a download costs
+   * the host disk, not memory, so the default is larger than a whole read's 64 MiB; a sparse file the sandbox made
+   * for nothing is still refused.
+   */
   maxBytes?: number;
 }
 
