@@ -1,7 +1,9 @@
 /**
  * One emulated Modal Sandbox: a Docker container plus the state Modal's control plane and task command router keep
- * for it (execs, tags, result, lifetime). The container's PID 1 sleeps until the sandbox deadline (written into the
- * container), so a leaked container still ends on time if the emulator dies; the emulator's own timer ends it too.
+ * for it (execs, tags, result, lifetime). The emulator's own timer ends the sandbox at its deadline, recording the
+ * result before the container goes, as Modal does (a command killed by the sandbox's end then meets a finished
+ * sandbox when the client asks). The container's PID 1 sleeps until a backstop a few seconds past that deadline
+ * (written into the container), so a leaked container still ends if the emulator dies, and never before the timer.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type Docker from "dockerode";
@@ -71,6 +73,12 @@ function v1SandboxId(): string {
 }
 
 const DEADLINE_FILE = "/__modal/deadline";
+/**
+ * Seconds the container's own backstop waits past the sandbox deadline. Were it the deadline itself, the container
+ * could stop (and its execs die) before the emulator's timer recorded the sandbox as timed out: a client asking then
+ * would see a running sandbox and a command killed by SIGKILL, which Modal never reports.
+ */
+const BACKSTOP_SLACK_SECONDS = 5;
 
 /** An emulated sandbox backed by a container. */
 export class EmulatedSandbox {
@@ -86,6 +94,8 @@ export class EmulatedSandbox {
   result: GenericResultMessage | undefined;
   private lastActivity = Date.now();
   private lifetimeTimer: NodeJS.Timeout | undefined;
+  /** When the sandbox's lifetime ends (epoch milliseconds), fixed when its container is created. */
+  private deadlineMs = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
   private readonly resultWaiters = new Set<() => void>();
@@ -131,7 +141,8 @@ export class EmulatedSandbox {
 
   private async createContainer(): Promise<void> {
     const { docker, definition } = this.options;
-    const deadline = Math.ceil(Date.now() / 1000 + definition.timeoutSeconds);
+    this.deadlineMs = Date.now() + definition.timeoutSeconds * 1000;
+    const deadline = Math.ceil(this.deadlineMs / 1000) + BACKSTOP_SLACK_SECONDS;
     const lifetimeScript = `echo "$1" > ${DEADLINE_FILE}; while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
     const command = definition.entrypointArgs.length > 0 ? definition.entrypointArgs : ["/bin/sh", "-c", lifetimeScript, "modal-emulator-lifetime", String(deadline)];
     const { nanoCpus, memoryBytes } = this.dockerResources();
@@ -178,7 +189,8 @@ export class EmulatedSandbox {
   }
 
   private armTimers(): void {
-    this.lifetimeTimer = setTimeout(() => void this.end({ status: RESULT_STATUS.TIMEOUT, exception: "Sandbox timed out" }), this.definition.timeoutSeconds * 1000);
+    const untilDeadline = Math.max(0, this.deadlineMs - Date.now());
+    this.lifetimeTimer = setTimeout(() => void this.end({ status: RESULT_STATUS.TIMEOUT, exception: "Sandbox timed out" }), untilDeadline);
     this.lifetimeTimer.unref();
     const idleSeconds = this.definition.idleTimeoutSeconds;
     if (idleSeconds && idleSeconds > 0) {
