@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
-import { COMMAND_WRAPPER, newCommandTag } from "@sbx/core/adapter";
+import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
@@ -33,7 +33,7 @@ export interface ExecContext {
   readonly container: Docker.Container;
   /** `uid:gid` the command runs as. */
   readonly user: string;
-  /** Called when a command exits with 137, to tell an out-of-memory kill from another SIGKILL. */
+  /** Called when a command exits with 137: whether the sandbox's OOM kill counter grew (null: unknown). */
   readonly checkOutOfMemory: () => Promise<boolean | null>;
   /**
    * Kills the command's tree by its tag and resolves only once the driver verified nothing of it is left; rejects
@@ -86,8 +86,10 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
       if (pollTimer) clearTimeout(pollTimer);
       try {
         const exitCode = await waitForExitCode(exec);
-        const outOfMemoryKilled = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
-        if (exitCode === 137 && outOfMemoryKilled !== true && !killed) {
+        const counterGrew = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
+        // A grown counter says the OOM killer ended some process of the sandbox, not this one (adr/0030): unknown.
+        const outOfMemoryKilled = commandOutOfMemoryReport(counterGrew);
+        if (exitCode === 137 && counterGrew !== true && !killed) {
           // A SIGKILL nobody in sbx sent may be the container ending under the command: that is a lost sandbox,
           // not a result. The engine notices PID 1's death a moment after the exec's, so ask a few times.
           for (let attempt = 0; attempt < 5; attempt++) {
