@@ -149,9 +149,11 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
   };
 
+  /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
+  const agentProcesses = new Set<string>();
   const killVerified = async (tag: string): Promise<void> => {
     if (lost) throw lost;
-    const outcome = await killTaggedTree(container, { tag, commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS });
+    const outcome = await killTaggedTree(container, { tag, commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses] });
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
@@ -197,7 +199,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     commands: agentCommands === "off" ? "driver" : "agent",
     commandsStartAgent: agentCommands === "start",
     enforcement: {
-      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killProcess: killAgentProcess, endSandbox }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
+      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killProcess: killAgentProcess, endSandbox, agentProcesses }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
       newTag: newCommandTag,
       killTagged: killVerified,
       outOfMemoryKilled: checkOutOfMemory,
