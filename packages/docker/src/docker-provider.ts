@@ -18,9 +18,10 @@ import { createOutOfMemoryProbe, newCommandTag, OUT_OF_MEMORY_PROBE_SCRIPT, pars
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
-import { runArgv, spawnCommand } from "./exec-process.js";
+import { runArgv, spawnCommand, type LiveExec } from "./exec-process.js";
 import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
+import { createKillBatcher } from "./kill-batch.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
@@ -151,14 +152,14 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
 
   /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
   const agentProcesses = new Set<string>();
-  const killVerified = async (tag: string): Promise<void> => {
+  const killVerified = createKillBatcher(async (tags: readonly string[]): Promise<void> => {
     if (lost) throw lost;
-    const outcome = await killTaggedTree(container, { tag, commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses] });
+    const outcome = await killTaggedTree(container, { tag: tags.join(" "), commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses] });
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
     return endSandbox(outcome.reason);
-  };
+  });
 
   const checkOutOfMemory = () => outOfMemory.changed();
   const killAgentProcess = async (pid: string, startTime: string): Promise<void> => {
@@ -170,7 +171,9 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     if (gone) throw gone;
     return endSandbox(outcome);
   };
-  const execContext = { container, user: policy.user, checkOutOfMemory, killVerified, lostError };
+  /** Every command exec not yet settled: settled (exit 137) once the container is removed (adr/0030). */
+  const liveExecs = new Set<LiveExec>();
+  const execContext = { container, user: policy.user, checkOutOfMemory, killVerified, lostError, liveExecs };
   // runCode and code contexts go through the sbx sandbox agent (core), started lazily with one long-lived exec.
   // Commands go through it too while it runs (adr/0025), held to the same enforcement as the exec path: each carries
   // an audit tag the root kill helper finds, a SIGKILL exit is checked for the OOM killer, a gone container is lost.
@@ -191,7 +194,10 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     destroy() {
       clearTimeout(expiry);
       egress?.close();
-      destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
+      destroyed ??= removeQuietly(container).then(() => {
+        // The container and every process in it are gone: no command's exit may stay pending (nor keep polling).
+        for (const live of [...liveExecs]) live.end();
+      }).finally(() => deadManSwitch?.release());
       return destroyed;
     },
   }, {

@@ -21,7 +21,8 @@ export type SbxErrorCode =
   | "SBX_CREDENTIAL_ISSUE"
   | "SBX_CREDENTIAL_REVOCATION"
   | "SBX_INTERPRETER_LOST"
-  | "SBX_RUNTIME_MISSING";
+  | "SBX_RUNTIME_MISSING"
+  | "SBX_TOO_MANY_PROCESSES";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

@@ -42,7 +42,8 @@ export function newCommandTag(): string {
  * either because the kernel has no loginuid or because this helper (started the same way as every command) already
  * has one set, so the command wrapper's tag write failed and nothing carries the tag (an engine started from a login
  * session): finding nothing must not read as "verified". The caller then falls back to `KILL_USER_SCRIPT`.
- * Arguments: $1 the tag, $2 (optional) the uid whose untagged processes go too, $3 (optional) exempt `pid:starttime`s.
+ * Arguments: $1 the tag (or several, separated by spaces: one exec kills many commands), $2 (optional) the uid whose
+ * untagged processes go too, $3 (optional) exempt `pid:starttime`s.
  */
 export const KILL_TREE_SCRIPT = [
   "[ -r /proc/self/loginuid ] || exit 5",
@@ -52,7 +53,7 @@ export const KILL_TREE_SCRIPT = [
   // m PID: whether the process is to go (its tag, or untagged, of uid $u, and not exempt). Builtins only.
   "m() {",
   '  l=; read l 2>/dev/null <"/proc/$1/loginuid"',
-  '  [ "$l" = "$t" ] && return 0',
+  '  case " $t " in *" $l "*) return 0;; esac',
   '  [ -n "$u" ] && [ "$l" = 4294967295 ] || return 1',
   '  k=; v=; while read k v r; do [ "$k" = "Uid:" ] && break; done 2>/dev/null <"/proc/$1/status"',
   '  [ "$k" = "Uid:" ] && [ "$v" = "$u" ] || return 1',
