@@ -152,14 +152,18 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
 
   /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
   const agentProcesses = new Set<string>();
-  const killVerified = createKillBatcher(async (tags: readonly string[]): Promise<void> => {
+  const killTags = async (tags: readonly string[], sweepUntagged: boolean): Promise<void> => {
     if (lost) throw lost;
-    const outcome = await killTaggedTree(container, { tag: tags.join(" "), commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses] });
+    const outcome = await killTaggedTree(container, { tag: tags.join(" "), commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses], sweepUntagged });
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
     return endSandbox(outcome.reason);
-  });
+  };
+  /** A command's verified kill: its tag, and every untagged process of the sandbox user but the agents (adr/0030). */
+  const killVerified = createKillBatcher((tags) => killTags(tags, true));
+  /** The agent's interpreters' kill: their tag only (the agent's own kill by pid follows; its commands keep theirs). */
+  const killInterpreters = createKillBatcher((tags) => killTags(tags, false));
 
   const checkOutOfMemory = () => outOfMemory.changed();
   const killAgentProcess = async (pid: string, startTime: string): Promise<void> => {
@@ -205,7 +209,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     commands: agentCommands === "off" ? "driver" : "agent",
     commandsStartAgent: agentCommands === "start",
     enforcement: {
-      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killProcess: killAgentProcess, endSandbox, agentProcesses }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
+      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killVerified: killInterpreters, killProcess: killAgentProcess, endSandbox, agentProcesses }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
       newTag: newCommandTag,
       killTagged: killVerified,
       outOfMemoryKilled: checkOutOfMemory,
