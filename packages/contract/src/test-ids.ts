@@ -40,6 +40,7 @@ export const CONTRACT_TEST_IDS = [
   "commands.invalid-arguments",
 
   "background.start-wait",
+  "background.live-process-limit",
   "background.stdout-iterable",
   "background.kill",
   "background.stdin",

@@ -24,7 +24,7 @@ export { runPosixScript, feedStdin, helperEnvironment, DEFAULT_PATH, type PosixC
 export { posixFileOperations, posixFileOperationsOver, posixReadFile, checkPosixFileResult, sortEntries, type PosixFileOperations, type PosixScriptTransport, type PosixScriptRequest, type PosixReadStart, type SpawningDriver } from "./posix/posix-files.js";
 export * from "./posix/posix-file-scripts.js";
 export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } from "./posix/process-tree-kill.js";
-export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe } from "./posix/out-of-memory-probe.js";
+export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe, commandOutOfMemoryReport } from "./posix/out-of-memory-probe.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
 export { processIsAlive } from "./runtime/credential-store.js";

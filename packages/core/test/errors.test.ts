@@ -16,6 +16,7 @@ import {
   SandboxNotFoundError,
   SbxError,
   TimeoutError,
+  TooManyProcessesError,
   UnsupportedSpecificationError,
 } from "../src/index.ts";
 
@@ -36,12 +37,21 @@ describe("error classes", () => {
     ["UnsupportedSpecificationError", new UnsupportedSpecificationError({ message: "m" }), "SBX_UNSUPPORTED_SPECIFICATION", "UnsupportedSpecificationError"],
     ["CodeInterpreterLostError", new CodeInterpreterLostError({ contextId: "ctx-1", reason: "the sandbox agent exited" }), "SBX_INTERPRETER_LOST", "CodeInterpreterLostError"],
     ["RuntimeMissingError", new RuntimeMissingError({ runtime: "python3" }), "SBX_RUNTIME_MISSING", "RuntimeMissingError"],
+    ["TooManyProcessesError", new TooManyProcessesError({ limit: 3 }), "SBX_TOO_MANY_PROCESSES", "TooManyProcessesError"],
   ];
 
   it("a lost context is not retryable (its state is gone); a lost one-shot run is", () => {
     expect(new CodeInterpreterLostError({ contextId: "ctx-1", reason: "r" }).retryable).toBe(false);
     expect(new CodeInterpreterLostError({ contextId: null, reason: "r" }).retryable).toBe(true);
     expect(new RuntimeMissingError({ runtime: "python3" }).message).toContain("python3");
+  });
+
+  it("a refusal past maxLiveProcesses is not retryable and says the bound and how to raise it", () => {
+    const error = new TooManyProcessesError({ limit: 3, backend: "docker" });
+    expect(error.retryable).toBe(false);
+    expect(error.limit).toBe(3);
+    expect(error.message).toContain("3 live commands");
+    expect(error.message).toContain("maxLiveProcesses");
   });
 
   it.each(cases)("%s has its stable code, its name, and is an Error and an SbxError", (_label, error, code, name) => {

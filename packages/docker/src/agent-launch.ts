@@ -39,6 +39,11 @@ export interface AgentLaunchContext extends ExecContext {
   readonly killProcess: (pid: string, startTime: string) => Promise<void>;
   /** Ends the sandbox (the engine-level fallback) and rejects with the lost-sandbox error. */
   readonly endSandbox: (reason: string) => Promise<never>;
+  /**
+   * The running agents, as `pid:starttime`: the only untagged processes of the sandbox user that a command's kill
+   * leaves alive (adr/0030). The launch adds its agent once announced and removes it when its exec ends.
+   */
+  readonly agentProcesses: Set<string>;
 }
 
 const ANNOUNCE_TIMEOUT_MS = 10_000;
@@ -52,6 +57,8 @@ export async function spawnAgentProcess(context: AgentLaunchContext, request: Sp
   const interpreterTag = newCommandTag();
   let announce!: (value: { pid: string; startTime: string } | null) => void;
   const announced = new Promise<{ pid: string; startTime: string } | null>((resolve) => (announce = resolve));
+  /** This agent's `pid:starttime` once announced (exempt from command kills while it runs). */
+  let agentEntry: string | undefined;
   let head = "";
   let headDone = false;
   const onStderr = (chunk: Uint8Array) => {
@@ -62,6 +69,10 @@ export async function spawnAgentProcess(context: AgentLaunchContext, request: Sp
     headDone = true;
     const match = /^sbx-agent-pid (\d+) (\d+)$/.exec(newline < 0 ? "" : head.slice(0, newline));
     announce(match ? { pid: match[1]!, startTime: match[2]! } : null);
+    if (match) {
+      agentEntry = `${match[1]}:${match[2]}`;
+      context.agentProcesses.add(agentEntry);
+    }
     const rest = match ? head.slice(newline + 1) : head;
     if (rest) request.onStderr(Buffer.from(rest, "latin1"));
   };
@@ -81,6 +92,10 @@ export async function spawnAgentProcess(context: AgentLaunchContext, request: Sp
     argv: ["sh", "-c", AGENT_LAUNCH_SCRIPT, "sbx-agent", request.command, request.cwd],
     kill,
   });
-  void spawned.exit.then(() => announce(null), () => announce(null));
+  const forget = () => {
+    announce(null);
+    if (agentEntry) context.agentProcesses.delete(agentEntry);
+  };
+  void spawned.exit.then(forget, forget);
   return spawned;
 }

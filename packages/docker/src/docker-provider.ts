@@ -18,9 +18,10 @@ import { createOutOfMemoryProbe, newCommandTag, OUT_OF_MEMORY_PROBE_SCRIPT, pars
 import type Docker from "dockerode";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { ALTERNATIVE_BACKENDS, createDockerClient, engineMessage, engineRemedy, engineUnavailable, isConnectionError, statusCodeOf } from "./docker-client.js";
-import { runArgv, spawnCommand } from "./exec-process.js";
+import { runArgv, spawnCommand, type LiveExec } from "./exec-process.js";
 import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
+import { createKillBatcher } from "./kill-batch.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
@@ -149,14 +150,20 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
   };
 
-  const killVerified = async (tag: string): Promise<void> => {
+  /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
+  const agentProcesses = new Set<string>();
+  const killTags = async (tags: readonly string[], sweepUntagged: boolean): Promise<void> => {
     if (lost) throw lost;
-    const outcome = await killTaggedTree(container, { tag, commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS });
+    const outcome = await killTaggedTree(container, { tag: tags.join(" "), commandUid: policy.user.split(":")[0]!, timeoutMs: KILL_VERIFY_TIMEOUT_MS, exempt: [...agentProcesses], sweepUntagged });
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
     return endSandbox(outcome.reason);
   };
+  /** A command's verified kill: its tag, and every untagged process of the sandbox user but the agents (adr/0030). */
+  const killVerified = createKillBatcher((tags) => killTags(tags, true));
+  /** The agent's interpreters' kill: their tag only (the agent's own kill by pid follows; its commands keep theirs). */
+  const killInterpreters = createKillBatcher((tags) => killTags(tags, false));
 
   const checkOutOfMemory = () => outOfMemory.changed();
   const killAgentProcess = async (pid: string, startTime: string): Promise<void> => {
@@ -168,7 +175,9 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     if (gone) throw gone;
     return endSandbox(outcome);
   };
-  const execContext = { container, user: policy.user, checkOutOfMemory, killVerified, lostError };
+  /** Every command exec not yet settled: settled (exit 137) once the container is removed (adr/0030). */
+  const liveExecs = new Set<LiveExec>();
+  const execContext = { container, user: policy.user, checkOutOfMemory, killVerified, lostError, liveExecs };
   // runCode and code contexts go through the sbx sandbox agent (core), started lazily with one long-lived exec.
   // Commands go through it too while it runs (adr/0025), held to the same enforcement as the exec path: each carries
   // an audit tag the root kill helper finds, a SIGKILL exit is checked for the OOM killer, a gone container is lost.
@@ -189,7 +198,10 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     destroy() {
       clearTimeout(expiry);
       egress?.close();
-      destroyed ??= removeQuietly(container).finally(() => deadManSwitch?.release());
+      destroyed ??= removeQuietly(container).then(() => {
+        // The container and every process in it are gone: no command's exit may stay pending (nor keep polling).
+        for (const live of [...liveExecs]) live.end();
+      }).finally(() => deadManSwitch?.release());
       return destroyed;
     },
   }, {
@@ -197,7 +209,7 @@ function createDriver(docker: Docker, id: string, policy: RequestedPolicy, audit
     commands: agentCommands === "off" ? "driver" : "agent",
     commandsStartAgent: agentCommands === "start",
     enforcement: {
-      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killProcess: killAgentProcess, endSandbox }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
+      spawnAgent: (request) => guard(() => spawnAgentProcess({ ...execContext, killVerified: killInterpreters, killProcess: killAgentProcess, endSandbox, agentProcesses }, egress ? { ...request, env: { ...egress.environment, ...request.env } } : request)),
       newTag: newCommandTag,
       killTagged: killVerified,
       outOfMemoryKilled: checkOutOfMemory,

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { COMMAND_WRAPPER, newCommandTag } from "@sbx/core/adapter";
+import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
+import { statusCodeOf } from "./docker-client.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Environment variable every process of one command inherits, so the kill can find double-forked children. */
@@ -12,6 +13,9 @@ export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
 // core's portable copy (@sbx/core/adapter).
 
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
+
+/** Longest wait between two exec inspects of a running command (its exit is noticed at most this late when a background child holds its output open). */
+const MAX_POLL_INTERVAL_MS = 5000;
 
 /** Reads the exit code of a finished exec, retrying briefly while the engine still reports it running. */
 async function exitCodeOf(exec: Docker.Exec): Promise<{ running: boolean; exitCode: number | null }> {
@@ -33,7 +37,7 @@ export interface ExecContext {
   readonly container: Docker.Container;
   /** `uid:gid` the command runs as. */
   readonly user: string;
-  /** Called when a command exits with 137, to tell an out-of-memory kill from another SIGKILL. */
+  /** Called when a command exits with 137: whether the sandbox's OOM kill counter grew (null: unknown). */
   readonly checkOutOfMemory: () => Promise<boolean | null>;
   /**
    * Kills the command's tree by its tag and resolves only once the driver verified nothing of it is left; rejects
@@ -42,6 +46,14 @@ export interface ExecContext {
   readonly killVerified: (tag: string) => Promise<void>;
   /** Resolves with a `SandboxNotFoundError` when the container is gone, else undefined. */
   readonly lostError: (cause?: unknown) => Promise<Error | undefined>;
+  /** The driver's unsettled execs: each registers itself until its exit settles, so the driver can end them all. */
+  readonly liveExecs: Set<LiveExec>;
+}
+
+/** One unsettled command exec, as the driver sees it. */
+export interface LiveExec {
+  /** The container was removed by sbx: release the exec's stream and timer and settle its exit with 137. */
+  end(): void;
 }
 
 /** How an exec other than a tagged command starts and is killed (the sbx sandbox agent's own exec: agent-launch.ts). */
@@ -77,17 +89,29 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
   const demuxer = new StreamDemuxer(request.onStdout, request.onStderr);
   let killed: Promise<void> | undefined;
 
+  let endExec = () => {};
+  const live: LiveExec = { end: () => endExec() };
+  context.liveExecs.add(live);
   const exit = new Promise<{ exitCode: number; outOfMemoryKilled?: boolean | null }>((resolve, reject) => {
     let settled = false;
     let pollTimer: NodeJS.Timeout | undefined;
+    endExec = () => {
+      if (settled) return;
+      settled = true;
+      if (pollTimer) clearTimeout(pollTimer);
+      stream.destroy();
+      resolve({ exitCode: 137, outOfMemoryKilled: false });
+    };
     const finish = async () => {
       if (settled) return;
       settled = true;
       if (pollTimer) clearTimeout(pollTimer);
       try {
         const exitCode = await waitForExitCode(exec);
-        const outOfMemoryKilled = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
-        if (exitCode === 137 && outOfMemoryKilled !== true && !killed) {
+        const counterGrew = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
+        // A grown counter says the OOM killer ended some process of the sandbox, not this one (adr/0030): unknown.
+        const outOfMemoryKilled = commandOutOfMemoryReport(counterGrew);
+        if (exitCode === 137 && counterGrew !== true && !killed) {
           // A SIGKILL nobody in sbx sent may be the container ending under the command: that is a lost sandbox,
           // not a result. The engine notices PID 1's death a moment after the exec's, so ask a few times.
           for (let attempt = 0; attempt < 5; attempt++) {
@@ -123,15 +147,23 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
           void finish();
           return;
         }
-      } catch {
-        // The next poll or the stream's end decides.
+      } catch (error) {
+        // The exec (or its container) is gone: nothing more will come; the exit code read decides. Otherwise the
+        // next poll or the stream's end does (a poll never continues against an exec the engine no longer has).
+        if (statusCodeOf(error) === 404) {
+          stream.destroy();
+          void finish();
+          return;
+        }
       }
-      interval = Math.min(interval * 2, 1000);
+      // Up to 5 s apart: every live command polls, and hundreds of 1 s pollers swamped the engine (adr/0030).
+      interval = Math.min(interval * 2, MAX_POLL_INTERVAL_MS);
       if (!settled) pollTimer = setTimeout(() => void poll(), interval);
     };
     pollTimer = setTimeout(() => void poll(), interval);
   });
   exit.catch(() => {});
+  void exit.finally(() => context.liveExecs.delete(live)).catch(() => {});
 
   return {
     pid: exec.id,

@@ -17,13 +17,18 @@ function within<Value>(promise: Promise<Value>, milliseconds: number): Promise<V
 }
 
 /**
- * Kills one command's whole tree by its tag, as root, and reports whether the kill was verified. Never throws:
+ * Kills one command's whole tree by its tag, and every untagged process of the sandbox user but the `exempt` agents,
+ * as root, and reports whether the kill was verified. Never throws:
  * an engine error, a helper that does not finish within `timeoutMs`, or a scan that did not converge is an
  * unverified outcome with the reason; the caller escalates.
  */
-export async function killTaggedTree(container: Docker.Container, options: { tag: string; commandUid: string; timeoutMs: number }): Promise<KillOutcome> {
+export async function killTaggedTree(container: Docker.Container, options: { tag: string; commandUid: string; timeoutMs: number; exempt?: readonly string[]; sweepUntagged?: boolean }): Promise<KillOutcome> {
   try {
-    const tagged = runArgv(container, ["sh", "-c", KILL_TREE_SCRIPT, "sbx-kill", options.tag], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
+    // Untagged processes of the sandbox user go too (adr/0030): a command can ptrace one (sbx's file execs start
+    // untagged) and run its code there, outside its tag. Only the agents (`exempt`, pid:starttime) are untagged on
+    // purpose. Not for root sandboxes: root's untagged processes are sbx's own enforcement (init, the deadline).
+    const untagged = options.commandUid === "0" || options.sweepUntagged === false ? [] : [options.commandUid, (options.exempt ?? []).join(" ")];
+    const tagged = runArgv(container, ["sh", "-c", KILL_TREE_SCRIPT, "sbx-kill", options.tag, ...untagged], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
     tagged.catch(() => {});
     const result = await within(tagged, options.timeoutMs);
     if (result === "timed-out") return { verified: false, reason: `the kill helper did not finish within ${options.timeoutMs} ms` };

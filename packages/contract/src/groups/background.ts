@@ -29,6 +29,19 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     expect(result.stdout).toBe("first\nsecond\n");
   });
 
+  contractTest("background.live-process-limit", "a command past maxLiveProcesses is refused with SBX_TOO_MANY_PROCESSES (not retryable, nothing started), a finished one frees its slot, and the bound is in the audit record", async () => {
+    await using sandbox = await harness.createSandbox({ maxLiveProcesses: 2 });
+    const first = await sandbox.commands.start("sleep 30");
+    await sandbox.commands.start("sleep 30");
+    const refused = await expectSbxError(() => sandbox.commands.start("echo refused > refused-marker.txt"), "SBX_TOO_MANY_PROCESSES");
+    expect(refused.retryable, "a refusal past the bound is not retryable as such").toBe(false);
+    expect(sandbox.audit().policies.processes?.applied, "the audit record's policies.processes").toEqual({ maxLiveProcesses: 2 });
+    await first.kill();
+    await first.wait().catch(() => undefined);
+    const check = await sandbox.commands.run("test -e refused-marker.txt && echo started || echo nothing");
+    expect(check.stdout, "the refused command must not have run").toBe("nothing\n");
+  });
+
   contractTest("background.stdout-iterable", "handle.stdout and handle.stderr are async iterables of the output, in order", async () => {
     await using sandbox = await harness.createSandbox();
     const handle = await sandbox.commands.start("for i in 1 2 3; do echo out-$i; echo err-$i 1>&2; sleep 0.1; done");

@@ -4,6 +4,7 @@ import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess, Spa
 import type { ExecutionError, ExecutionResult } from "../v1/sandbox.js";
 import { AgentFrameDecoder, AgentProtocolViolation, encodeAgentFrame, type AgentFrame } from "./agent-frames.js";
 import { agentCommandLine, SBX_AGENT_PROTOCOL } from "./agent-source.js";
+import { commandOutOfMemoryReport } from "../posix/out-of-memory-probe.js";
 
 /** Options of `SandboxAgentClient`. */
 export interface SandboxAgentClientOptions {
@@ -41,7 +42,10 @@ export interface AgentCommandEnforcement {
    * typed error otherwise (the backend escalates, as its own kill does).
    */
   killTagged(tag: string): Promise<void>;
-  /** After a command died of a SIGKILL sbx did not send: whether the out-of-memory killer sent it (null: unknown). */
+  /**
+   * After a command died of a SIGKILL sbx did not send: whether the sandbox's out-of-memory kill counter grew since
+   * it was last read (null: unknown). A grown counter does not say the command was the victim (adr/0030).
+   */
   outOfMemoryKilled(): Promise<boolean | null>;
   /** The backend's lost-sandbox error when the sandbox is gone (asked after a failure), else undefined. */
   lostError(cause?: unknown): Promise<Error | undefined>;
@@ -545,8 +549,10 @@ export class SandboxAgentClient {
     const onExit = async (exitCode: number): Promise<void> => {
       if (!enforcement) return resolveExit({ exitCode });
       if (exitCode !== 137) return resolveExit({ exitCode, outOfMemoryKilled: false });
-      const outOfMemoryKilled = await enforcement.outOfMemoryKilled().catch(() => null);
-      if (outOfMemoryKilled !== true && !killRequested) {
+      const counterGrew = await enforcement.outOfMemoryKilled().catch(() => null);
+      // A grown counter says the OOM killer ended some process of the sandbox, not this one (adr/0030): unknown.
+      const outOfMemoryKilled = commandOutOfMemoryReport(counterGrew);
+      if (counterGrew !== true && !killRequested) {
         // A SIGKILL nobody in sbx sent may be the sandbox ending under the command: a lost sandbox, not a result.
         const lost = await enforcement.lostError().catch(() => undefined);
         if (lost) return rejectExit(lost);

@@ -211,3 +211,22 @@ export class CallbackError extends SbxError {
     this.callback = options.callback;
   }
 }
+
+/**
+ * A command was refused because the sandbox already runs as many commands as `maxLiveProcesses` allows (a
+ * `createSandbox` option, default 256). Nothing was started. Not retryable as such: wait for or kill a running command
+ * (`handle.wait()`, `handle.kill()`) first, or create the sandbox with a larger `maxLiveProcesses`.
+ */
+export class TooManyProcessesError extends SbxError {
+  /** The bound that was reached (`maxLiveProcesses`). */
+  readonly limit: number;
+  constructor(options: Omit<SbxErrorOptions, "message" | "retryable"> & { limit: number; message?: string }) {
+    super("SBX_TOO_MANY_PROCESSES", {
+      ...options,
+      retryable: false,
+      message: options.message ?? `Refused to start a command: this sandbox already has ${options.limit} live commands, the maxLiveProcesses limit. Wait for or kill one (handle.wait(), handle.kill()) first, or create the sandbox with a larger { maxLiveProcesses } (default 256).`,
+    });
+    this.name = "TooManyProcessesError";
+    this.limit = options.limit;
+  }
+}

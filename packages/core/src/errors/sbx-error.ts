@@ -22,7 +22,8 @@ export type SbxErrorCode =
   | "SBX_CREDENTIAL_REVOCATION"
   | "SBX_CREDENTIAL_STORE_UNSAFE"
   | "SBX_INTERPRETER_LOST"
-  | "SBX_RUNTIME_MISSING";
+  | "SBX_RUNTIME_MISSING"
+  | "SBX_TOO_MANY_PROCESSES";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

@@ -27,3 +27,14 @@ export function createOutOfMemoryProbe(read: () => Promise<string>, baseline: nu
     },
   };
 }
+
+/**
+ * What a command's result may say about the out-of-memory killer, from whether the sandbox's `oom_kill` counter grew
+ * while the command ran (adr/0030). The counter says the OOM killer ended *some* process of the sandbox, not which
+ * one: a command that SIGKILLs itself while another process hits the memory limit looks the same as a command the
+ * OOM killer ended, and no engine-level source names the victim. So a grown counter is reported as unknown (`null`),
+ * never `true`; an unchanged counter is a known `false` (the OOM killer ended nothing while the command ran).
+ */
+export function commandOutOfMemoryReport(counterGrew: boolean | null): false | null {
+  return counterGrew === false ? false : null;
+}

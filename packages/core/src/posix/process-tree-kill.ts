@@ -33,42 +33,63 @@ export function newCommandTag(): string {
  * once; the kernel never lets an unprivileged process change it again, so a child that calls `setsid`, clears its
  * environment (`env -i`, `execve` with `{}`) or double-forks still carries it. Runs as root (the container keeps
  * CAP_KILL for root only), so sandboxed code cannot kill the helper. Uses only shell builtins (no fork), so it works
- * with the pids limit exhausted. First every tagged process is stopped (a stopped process cannot fork), then every
+ * with the pids limit exhausted. First every matching process is stopped (a stopped process cannot fork), then every
  * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone.
- * Exit 0: verified, no tagged process is left. Exit 3/4: did not converge. Exit 5: tags cannot be trusted here,
+ * With `$2` (the sandbox user's uid, never 0) it then also stops and kills every process of that uid whose loginuid is
+ * still **unset**, except the `pid:starttime` entries listed in `$3` (the sbx agent): a command can ptrace an untagged
+ * process of its own uid (sbx's own file execs start untagged) and make it run its code, outside its tag (adr/0030).
+ * Exit 0: verified, no matching process is left. Exit 3/4: did not converge. Exit 5: tags cannot be trusted here,
  * either because the kernel has no loginuid or because this helper (started the same way as every command) already
  * has one set, so the command wrapper's tag write failed and nothing carries the tag (an engine started from a login
  * session): finding nothing must not read as "verified". The caller then falls back to `KILL_USER_SCRIPT`.
- * Argument: $1 the tag.
+ * Arguments: $1 the tag (or several, separated by spaces: one exec kills many commands), $2 (optional) the uid whose
+ * untagged processes go too, $3 (optional) exempt `pid:starttime`s.
  */
 export const KILL_TREE_SCRIPT = [
   "[ -r /proc/self/loginuid ] || exit 5",
   "o=; read o 2>/dev/null </proc/self/loginuid",
   '[ "$o" = 4294967295 ] || exit 5',
-  't=$1; i=0',
-  "while :; do",
-  "  f=",
-  "  for d in /proc/[0-9]*; do",
-  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
-  '    s=; read s 2>/dev/null <"$d/stat"',
-  '    case "${s##*) }" in T*|t*|Z*|X*) continue;; esac',
-  '    kill -STOP "${d#/proc/}" 2>/dev/null && f=1',
+  't=" $1 "; u=$2; x=" $3 "',
+  // First the tagged processes (inline test, as fast as one tag), then, with $2, the untagged ones of uid $2.
+  // g PID: whether the process goes in the second pass (untagged, of uid $u, not exempt). Builtins only.
+  "g() {",
+  '  l=; read l 2>/dev/null <"/proc/$1/loginuid"',
+  '  [ "$l" = 4294967295 ] || return 1',
+  '  k=; v=; while read k v r; do [ "$k" = "Uid:" ] && break; done 2>/dev/null <"/proc/$1/status"',
+  '  [ "$k" = "Uid:" ] && [ "$v" = "$u" ] || return 1',
+  '  q=; read q 2>/dev/null <"/proc/$1/stat" || return 1',
+  '  p=$1; set -- ${q##*) }; shift 19',
+  '  case "$x" in *" $p:$1 "*) return 1;; esac',
+  "  return 0",
+  "}",
+  "for pass in tagged untagged; do",
+  '  [ $pass = untagged ] && [ -z "$u" ] && exit 0',
+  "  i=0",
+  "  while :; do",
+  "    f=",
+  "    for d in /proc/[0-9]*; do",
+  '      if [ $pass = tagged ]; then l=; read l 2>/dev/null <"$d/loginuid"; case "$t" in *" $l "*) ;; *) continue;; esac; else g "${d#/proc/}" || continue; fi',
+  '      s=; read s 2>/dev/null <"$d/stat"',
+  '      case "${s##*) }" in T*|t*|Z*|X*) continue;; esac',
+  '      kill -STOP "${d#/proc/}" 2>/dev/null && f=1',
+  "    done",
+  '    [ -z "$f" ] && break',
+  "    i=$((i+1)); [ $i -ge 5000 ] && exit 3",
   "  done",
-  '  [ -z "$f" ] && break',
-  "  i=$((i+1)); [ $i -ge 5000 ] && exit 3",
-  "done",
-  "i=0",
-  "while :; do",
-  "  f=",
-  "  for d in /proc/[0-9]*; do",
-  '    l=; read l 2>/dev/null <"$d/loginuid"; [ "$l" = "$t" ] || continue',
-  '    s=; read s 2>/dev/null <"$d/stat"',
-  '    case "${s##*) }" in Z*|X*|"") continue;; esac',
-  '    kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
+  "  i=0",
+  "  while :; do",
+  "    f=",
+  "    for d in /proc/[0-9]*; do",
+  '      if [ $pass = tagged ]; then l=; read l 2>/dev/null <"$d/loginuid"; case "$t" in *" $l "*) ;; *) continue;; esac; else g "${d#/proc/}" || continue; fi',
+  '      s=; read s 2>/dev/null <"$d/stat"',
+  '      case "${s##*) }" in Z*|X*|"") continue;; esac',
+  '      kill -KILL "${d#/proc/}" 2>/dev/null; f=1',
+  "    done",
+  '    [ -z "$f" ] && break',
+  "    i=$((i+1)); [ $i -ge 5000 ] && exit 4",
   "  done",
-  '  [ -z "$f" ] && exit 0',
-  "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
   "done",
+  "exit 0",
 ].join("\n");
 
 /**

@@ -2,6 +2,7 @@ import type { AuditRecord } from "../v1/audit.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxContext } from "./create-sandbox-from-driver.js";
 import { redactValue } from "./redaction.js";
+import { maxLiveProcessesOf } from "./live-process-limit.js";
 
 /**
  * Builds a sandbox's audit record: the driver's policies and notes in core's envelope (ids, times, environment
@@ -25,10 +26,20 @@ export function buildAuditRecord(input: {
     createdAt: input.createdAt,
     closedAt: input.closedAt,
     isolating: context.provider.isolating,
-    policies: driver.audit.policies,
+    // Core's own bound, the same on every backend (adr/0030).
+    policies: { ...driver.audit.policies, processes: processesPolicy(maxLiveProcessesOf(context.options)) },
     environment: { variables: Object.keys(context.options.env).sort(), secrets: Object.keys(context.options.secrets).sort() },
     credentials: context.credentials?.auditEntries() ?? [],
     notes: [...(driver.audit.notes ?? [])],
   } satisfies AuditRecord;
   return redactValue(JSON.parse(JSON.stringify(record)) as AuditRecord, [...input.secretValues]);
+}
+
+/** The `policies.processes` record: the most commands that run at once, enforced by core on every backend. */
+function processesPolicy(maxLiveProcesses: number) {
+  return {
+    requested: { maxLiveProcesses },
+    applied: { maxLiveProcesses },
+    enforcement: `sbx core: commands.run and commands.start beyond ${maxLiveProcesses} commands running at once in this sandbox are refused with TooManyProcessesError before the backend is asked`,
+  };
 }

@@ -44,6 +44,7 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
       throw new InvalidArgumentError({ field: "options.stdin", backend, message: "Invalid options.stdin: `true` (keep stdin open) only applies to commands.start(); pass the input as text or bytes to run()." });
     }
     throwIfAborted(runOptions.signal, backend);
+    const releaseStartingSlot = state.reserveProcess();
     const deadline = new RunDeadline({ backend, kind: "command", timeoutMs: runOptions.timeoutMs, signal: runOptions.signal, killGraceMs, secretValues });
     const { guard } = deadline;
     const limit = runOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
@@ -79,10 +80,13 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
     try {
       spawned = await deadline.settle(spawning);
     } catch (error) {
+      releaseStartingSlot();
       deadline.dispose();
       closeChannels();
       throw error;
     }
+    if (spawned.settled) state.liveProcesses.add(spawned.value);
+    releaseStartingSlot();
     if (!spawned.settled) {
       // The backend never answered the spawn: kill whatever it starts later, and report that nothing was verified.
       void spawning.then((late) => late.kill()).catch(() => {});
@@ -91,7 +95,6 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
       throw redactError(deadline.stoppedError(commandStopReport(undefined, false, killGraceMs), partialOutput()), secretValues);
     }
     const process = spawned.value;
-    state.liveProcesses.add(process);
     deadline.onStop(() => {
       killOutcome = killWithinGrace(() => process.kill(), killGraceMs);
     });

@@ -1,4 +1,4 @@
-import { CapabilityNotSupportedError, InvalidArgumentError, SandboxClosedError, SandboxNotFoundError, SbxError } from "../errors/index.js";
+import { CapabilityNotSupportedError, InvalidArgumentError, SandboxClosedError, SandboxNotFoundError, SbxError, TooManyProcessesError } from "../errors/index.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
 import type { SpawnedProcess } from "../v1/provider.js";
@@ -10,6 +10,7 @@ import { callAdapter } from "./guard.js";
 import { resolveWorkspacePath } from "./paths.js";
 import { redactError } from "./redaction.js";
 import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
+import { maxLiveProcessesOf } from "./live-process-limit.js";
 
 /**
  * What every part of one sandbox shares (commands, code, files, kill): the driver, the open/closed/lost state, the
@@ -36,6 +37,8 @@ export class SandboxState {
   killing: Promise<void> | undefined;
   /** Processes started and not yet finished, killed with the sandbox. */
   readonly liveProcesses = new Set<SpawnedProcess>();
+  /** Commands being started (spawn not yet answered): they count against `maxLiveProcesses` too. */
+  startingProcesses = 0;
   /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
   readonly createdContexts = new Set<string>();
   /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
@@ -80,6 +83,23 @@ export class SandboxState {
     const { driver, backend } = this;
     if (this.lostError) throw new SandboxNotFoundError({ sandboxId: driver.id, backend, cause: this.lostError, message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.` });
     if (this.closedAt !== null) throw new SandboxClosedError({ sandboxId: driver.id, operation, backend });
+  }
+
+  /**
+   * Takes one of the sandbox's `maxLiveProcesses` slots for a command about to start, or refuses with
+   * `TooManyProcessesError` (adr/0030). Returns the release of the starting slot (call it once the spawn settled; the
+   * live process then holds its slot in `liveProcesses` until it finishes).
+   */
+  reserveProcess(): () => void {
+    const limit = maxLiveProcessesOf(this.context.options);
+    if (this.liveProcesses.size + this.startingProcesses >= limit) throw new TooManyProcessesError({ backend: this.backend, limit });
+    this.startingProcesses += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.startingProcesses -= 1;
+    };
   }
 
   /** Refuses a capability the backend does not declare, naming the backends that have it. */

@@ -52,6 +52,8 @@ export const createSandboxOptionsSchema = z.object({
   env: environmentSchema.default({}),
   secrets: environmentSchema.default({}),
   limits: limitsSchema.optional(),
+  // Optional in the resolved options too (adapters and tests build them by hand); core applies the default, 256.
+  maxLiveProcesses: z.number().int().min(1).max(100_000).optional(),
   metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
   mounts: z.array(mountSchema).default([]),
   user: z.enum(["default", "root"]).default("default"),
@@ -88,6 +90,13 @@ export interface CreateSandboxOptions {
   secrets?: Record<string, string | CredentialSource>;
   /** Resource limits (needs `RESOURCE_LIMITS`). Default: the backend's own defaults, recorded in the audit record. */
   limits?: ResourceLimits;
+  /**
+   * Most commands (`commands.run` and `commands.start`) running at once in this sandbox; one more is refused with
+   * `TooManyProcessesError`. Default 256. Why: every live command holds host resources (a stream, descriptors,
+   * timers), so a sandbox that starts commands without end must not exhaust the host. Recorded in the audit record
+   * (`policies.processes`). Every backend, enforced by core (adr/0030).
+   */
+  maxLiveProcesses?: number;
   /** Labels attached to the sandbox (backend permitting), for listing and sweeping. */
   metadata?: Record<string, string>;
   /** Host folders to mount (needs `HOST_MOUNTS`). A git worktree is the typical case. */
