@@ -3,6 +3,7 @@ import type { PathErrorReason } from "../errors/path-error-reason.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { FileEntry } from "../v1/sandbox.js";
 import { feedStdin, helperEnvironment, runPosixScript, type PosixCommandResult } from "./posix-command.js";
+import { sizeCheckedReadBody } from "./sized-read.js";
 import { POSIX_LIST_SCRIPT, POSIX_MKDIR_SCRIPT, POSIX_READ_SCRIPT, POSIX_REMOVE_SCRIPT, POSIX_RENAME_SCRIPT, POSIX_STAT_SCRIPT, POSIX_WRITE_SCRIPT } from "./posix-file-scripts.js";
 import { shellScript } from "./shell-quote.js";
 
@@ -87,7 +88,7 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
   return {
     async readFile(path, readOptions) {
       const start = await transport.read({ script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: readOptions.signal });
-      if (start.kind === "streaming") return start.body;
+      if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path, backend);
       checkPosixFileResult("read", path, start, backend);
       return new ReadableStream({ start: (controller) => controller.close() });
     },
@@ -149,7 +150,7 @@ export function sortEntries(entries: FileEntry[]): FileEntry[] {
  */
 export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
   const start = await posixScriptReadStart(driver, { script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: options.signal });
-  if (start.kind === "streaming") return start.body;
+  if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path);
   checkPosixFileResult("read", path, start);
   return new ReadableStream({ start: (controller) => controller.close() });
 }
