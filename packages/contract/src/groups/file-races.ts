@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import type { ContractHarness } from "../harness.js";
 
 /** Host-side file operations per race test: enough to hit a check-then-use gap many times, bounded in time. */
-const RACE_ROUNDS = 150;
+const RACE_ROUNDS = 60;
 
 /** A shell loop bounded by a stop file and an iteration cap, so a lost stop never leaves it running forever. */
 const boundedLoop = (body: string) => `i=0; while [ ! -e stop-flipping ] && [ $i -lt 100000 ]; do ${body}; i=$((i+1)); done; exit 0`;
