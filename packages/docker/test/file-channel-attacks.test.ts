@@ -1,5 +1,5 @@
 import type { Sandbox } from "@sbx/core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
 /**
@@ -38,19 +38,15 @@ with open("/workspace/injector-opened", "w") as f:
 `;
 
 describeWithDocker("file operations against attacks from inside the sandbox (issue 19, ADR 0031)", () => {
-  let sandbox: Sandbox;
-  beforeAll(async () => {
-    sandbox = await createTestSandbox();
-  });
-  afterAll(async () => {
-    await sandbox?.kill();
-  });
+  // One sandbox per attack: a slow run of one must not end another's lifetime.
+  const fresh = (): Promise<Sandbox> => createTestSandbox();
 
-  it("a sandbox process cannot write into the file helper's output: list, stat and read stay exact while it tries", { timeout: 240_000 }, async () => {
+  it("a sandbox process cannot write into the file helper's output: list, stat and read stay exact while it tries", { timeout: 300_000 }, async () => {
+    await using sandbox = await fresh();
     await sandbox.files.write("injector.py", INJECTOR);
     expect((await sandbox.commands.run("mkdir many && cd many && seq 1 3000 | xargs touch && printf hello > ../real.txt")).exitCode).toBe(0);
     const injector = await sandbox.commands.start("python3 injector.py 120");
-    const rounds = 5;
+    const rounds = 3;
     let invented = 0;
     const statSizes = new Set<number>();
     const reads = new Set<string>();
@@ -73,7 +69,8 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
     expect((await sandbox.files.list("many")).length).toBe(3000);
   });
 
-  it("names that are not UTF-8 round-trip: `sec\\xff` and a decoy named with U+FFFD are two entries, and each operation acts on its own file", async () => {
+  it("names that are not UTF-8 round-trip: `sec\\xff` and a decoy named with U+FFFD are two entries, and each operation acts on its own file", { timeout: 120_000 }, async () => {
+    await using sandbox = await fresh();
     const made = await sandbox.commands.run(`python3 -c "import os; os.makedirs('/workspace/names'); open(b'/workspace/names/sec\\xff', 'w').write('real'); open('/workspace/names/sec\\ufffd', 'w').write('decoy')"`);
     expect(made.exitCode, made.stderr).toBe(0);
     const names = (await sandbox.files.list("names")).map((entry) => entry.name);
@@ -92,6 +89,7 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
   });
 
   it("reading a path flipped between a file and a link to /etc/passwd never returns /etc/passwd", { timeout: 600_000 }, async () => {
+    await using sandbox = await fresh();
     const flipper = await sandbox.commands.start("cd /workspace && while [ ! -e stop-flipping ]; do echo inside > flip.f && mv -T flip.f flip; ln -sfn /etc/passwd flip.l && mv -T flip.l flip; done");
     const reads = 200;
     let escaped = 0;
@@ -110,8 +108,9 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
     expect(inside).toBeGreaterThan(0);
   });
 
-  it("writing through a parent flipped between a folder and a link to /tmp never lands a file outside the workspace", { timeout: 300_000 }, async () => {
-    await sandbox.commands.run("rm -f /workspace/stop-flipping; mkdir -p /tmp/outside");
+  it("writing through a parent flipped between a folder and a link to /tmp never lands a file outside the workspace", { timeout: 600_000 }, async () => {
+    await using sandbox = await fresh();
+    await sandbox.commands.run("mkdir -p /tmp/outside");
     const flipper = await sandbox.commands.start("cd /workspace && while [ ! -e stop-flipping ]; do rm -rf parent; mkdir parent; rm -rf parent; ln -s /tmp/outside parent; done");
     const writes = 150;
     for (let index = 0; index < writes; index++) await sandbox.files.write(`parent/file-${index}.txt`, "x").catch(() => undefined);

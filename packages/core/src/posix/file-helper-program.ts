@@ -29,7 +29,7 @@ def nodump():
     except Exception:
         pass
 nodump()
-ERRS = {errno.ENOENT: 44, errno.EISDIR: 45, errno.ENOTDIR: 46, errno.ELOOP: 47, errno.ENOSPC: 49, errno.EDQUOT: 49, errno.EROFS: 51, errno.ENAMETOOLONG: 53}
+ERRS = {errno.ENOENT: 44, errno.EISDIR: 45, errno.ENOTDIR: 46, errno.ELOOP: 47, errno.ENOSPC: 49, errno.EDQUOT: 49, errno.EROFS: 51, errno.ENAMETOOLONG: 53, errno.ENXIO: 48}
 def fail(e):
     if e.errno in (errno.EACCES, errno.EPERM):
         die(50, "permission denied")
