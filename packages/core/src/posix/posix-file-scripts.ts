@@ -1,6 +1,6 @@
 /**
  * The shell prelude of core's former file scripts, kept for adapters that still check a path in `sh` before a native
- * call (Modal's write check). Core's own file operations no longer use it: they run the race-free Python helper
+ * call (Modal no longer uses it). Core's own file operations no longer use it: they run the race-free Python helper
  * (`file-helper-program.ts`, ADR 0031), since a check in `sh` followed by a use is a time-of-check/time-of-use gap.
  * What it did: core's POSIX helper set: `sh` scripts that run inside the sandbox, as the sandbox's own
  * user, through the driver's `spawn`. Paths are arguments (never interpolated). They implement the file policy of
