@@ -65,7 +65,12 @@ describe("a read that ends before the file's end is an error, never a short resu
     const stream = await sandbox.files.read("large.bin", { format: "stream" });
     let received = 0;
     const error = await caught(async () => {
-      for await (const chunk of stream) received += chunk.byteLength;
+      const reader = stream.getReader();
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) break;
+        received += next.value.byteLength;
+      }
     });
     expect(received).toBe(DELIVERED_FILE_BYTES);
     expect(error.code).toBe("SBX_PROVIDER");
