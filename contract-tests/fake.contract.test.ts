@@ -3,11 +3,23 @@ import { createSandboxProvider } from "@sbx/fake";
 
 /** The fake with its full manifest; `removeOutOfBand` loses the sandbox through the fake's fault injector. */
 const fake = createSandboxProvider();
+/**
+ * The fake keeps files in an in-process file system of JavaScript strings (a name cannot hold bytes that are not
+ * UTF-8) and resolves links in asynchronous steps that a concurrent fake command can interleave. It isolates nothing
+ * (ADR 0005), so these are fidelity gaps, not a boundary: skipped loudly until the fake models byte names and
+ * race-free resolution (issue 19, ADR 0031).
+ */
+const fakeFileRaceGaps = {
+  "file-races.non-utf8-names": "the fake's in-memory file system names files with JavaScript strings: bytes that are not UTF-8 cannot exist (issue 19, ADR 0031)",
+  "file-races.read-flip": "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
+  "file-races.write-flip": "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
+} as const;
 const narrowed = createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } });
 describeSandboxContract("fake", () => fake, {
   network: loopbackNetworkFixture,
   removeOutOfBand: async (sandbox) => fake.faults.loseSandbox(sandbox.id),
   sandboxExists: async (id) => fake.liveSandboxIds.includes(id),
+  skip: fakeFileRaceGaps,
 });
 
 /**
@@ -17,5 +29,5 @@ describeSandboxContract("fake", () => fake, {
 describeSandboxContract(
   "fake (every optional capability off)",
   () => narrowed,
-  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id) },
+  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id), skip: fakeFileRaceGaps },
 );

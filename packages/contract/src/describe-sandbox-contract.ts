@@ -6,6 +6,7 @@ import { registerConcurrencyTests } from "./groups/concurrency.js";
 import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
 import { registerFilePolicyTests } from "./groups/file-policy.js";
+import { registerFileRaceTests } from "./groups/file-races.js";
 import { registerLifecycleTests } from "./groups/lifecycle.js";
 import { registerCapabilityManifestTests } from "./groups/manifest.js";
 import { registerNetworkTests } from "./groups/network.js";
@@ -36,6 +37,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("background commands", () => registerBackgroundCommandsTests(harness));
     describe("files", () => registerFilesTests(harness));
     describe("file policy", () => registerFilePolicyTests(harness));
+    describe("file races and names", () => registerFileRaceTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

@@ -18,6 +18,10 @@ export const CONTRACT_TEST_IDS = [
   "file-policy.read-special",
   "file-policy.list-sorted",
   "file-policy.remove-folder",
+  "file-races.hard-names",
+  "file-races.non-utf8-names",
+  "file-races.read-flip",
+  "file-races.write-flip",
   "policy.missing-cwd",
   "policy.default-environment",
 

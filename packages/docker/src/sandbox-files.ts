@@ -4,6 +4,12 @@ import type Docker from "dockerode";
 import { execRead, execWrite } from "./exec-file-io.js";
 import { runArgv } from "./exec-process.js";
 
+/**
+ * The group core's file helper runs under on Docker: one no account of the image is in, so no process of the sandbox
+ * shares the helper's credentials. Files and folders the helper creates carry it as their group.
+ */
+export const FILE_HELPER_GID = 2147483646;
+
 /** Longest single path segment Linux accepts (NAME_MAX), in bytes. */
 const NAME_MAX_BYTES = 255;
 
@@ -21,20 +27,25 @@ function checkNames(...paths: string[]): void {
 /**
  * The files half of the Docker driver: core's POSIX file operations and their policy (ADR 0020: every parent
  * confined to the workspace, links resolved inside the sandbox, writes to a temporary name renamed over the target),
- * run through plain execs as the sandbox user, with paths as arguments (never interpolated). Nothing runs with more
- * rights than the sandbox's own code (the engine's archive API, which resolves paths as root, is not used); reads
+ * run through plain execs of core's race-free file helper as the sandbox's uid under a group of its own (ADR 0031), with paths as arguments (never interpolated). No path is resolved with more rights than the
+ * sandbox's own code (the engine's archive API, which resolves paths as root, is not used); reads
  * stream with bounded read-ahead (`execRead`), writes with backpressure (`execWrite`). `maxOutputBytes` caps what one
  * helper may print (default 64 MiB, `runArgv`); past it the call fails with `HelperOutputTooLargeError`.
  */
 export function sandboxFiles(container: Docker.Container, user: string, workspace: string, options: { maxOutputBytes?: number } = {}): Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">> {
+  // The helper runs as the sandbox's uid under a group of its own (ADR 0031): the kernel lets a process open another's
+  // /proc/<pid>/fd (the pipes to the host) or read its memory only when uid *and* gid all match, so the sandbox's
+  // code (no CAP_SYS_PTRACE, no CAP_SETGID, no-new-privileges) can neither write into a helper's answer nor read what
+  // it carries, while the helper keeps exactly the sandbox user's access to the workspace (owner permissions).
   const env = Object.entries(helperEnvironment(workspace)).map(([name, value]) => `${name}=${value}`);
+  const helperUser = `${user.split(":")[0]}:${FILE_HELPER_GID}`;
   const argv = (request: { script: string; name: string; args: readonly string[] }) => ["sh", "-c", request.script, request.name, ...request.args];
   const operations: PosixFileOperations = posixFileOperationsOver({
     async run(request) {
-      if (request.stdin) return { ...(await execWrite(container, argv(request), request.stdin, { user, env, signal: request.signal })), stdout: new Uint8Array() };
-      return runArgv(container, argv(request), { user, env, maxOutputBytes: options.maxOutputBytes });
+      if (request.stdin) return { ...(await execWrite(container, argv(request), request.stdin, { user: helperUser, env, signal: request.signal })), stdout: new Uint8Array() };
+      return runArgv(container, argv(request), { user: helperUser, env, maxOutputBytes: options.maxOutputBytes });
     },
-    read: (request) => execRead(container, argv(request), { user, env, signal: request.signal }),
+    read: (request) => execRead(container, argv(request), { user: helperUser, env, signal: request.signal }),
   }, { backend: "docker" });
   return {
     readFile: (path, options) => (checkNames(path), operations.readFile(path, options)),

@@ -48,6 +48,19 @@ export interface E2BDriverOptions {
   readonly requestTimeoutMs: number | undefined;
 }
 
+/** A lone surrogate: core's escape for a name byte that is not UTF-8 (ADR 0031). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+const hasByteEscapes = (path: string) => LONE_SURROGATE.test(path);
+
+/**
+ * envd's filesystem API carries paths as UTF-8 text: a name holding bytes that are not UTF-8 (listed by core as lone
+ * surrogates, ADR 0031) would reach it as U+FFFD and name another file. Refused instead of acting on the wrong file.
+ */
+function refuseByteNames(path: string): void {
+  if (!hasByteEscapes(path)) return;
+  throw new PathError({ backend: "e2b", path, reason: "invalid", message: `Refused path ${JSON.stringify(path)}: it names bytes that are not UTF-8, which E2B's file API cannot carry (it would act on another file). Rename it from a command first.` });
+}
+
 type EntryInfoLike = { name: string; path: string; type?: string; size: number; modifiedTime?: Date; symlinkTarget?: string };
 
 function entryType(type: string | undefined): FileEntry["type"] {
@@ -376,6 +389,7 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    refuseByteNames(path);
     // The type check and the read run side by side, so a read costs one round trip, not two.
     const controller = new AbortController();
     const forward = () => controller.abort(options.signal?.reason);
@@ -399,6 +413,8 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
+    if (hasByteEscapes(path)) await data.cancel().catch(() => {});
+    refuseByteNames(path);
     // envd creates missing parents and opens the file as root, following symlinks: check the way first.
     try {
       // The file policy of ADR 0020: a final symbolic link is replaced (removed first), never written through.

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { checkPosixFileResult, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
+import { KILL_PROCESS_TREE_SCRIPT, posixFileOperations, posixReadFile } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
@@ -23,7 +23,7 @@ export interface ModalDriverOptions {
 
 /**
  * One live Modal sandbox as an sbx driver: commands through `sandbox.exec` (binary output streamed as it arrives,
- * stdin through the exec's stdin stream), files through the SDK's filesystem API (`sandbox.filesystem`), kill
+ * stdin through the exec's stdin stream), files through core's race-free file helper over `exec` (ADR 0031), kill
  * through a second exec that kills the command's whole tree. Every SDK error is mapped by `mapModalError`.
  */
 export class ModalDriver implements SandboxDriverV1 {
@@ -211,16 +211,6 @@ export class ModalDriver implements SandboxDriverV1 {
     };
   }
 
-  /**
-   * The file policy of ADR 0020, checked in the sandbox through core's POSIX helpers before Modal's filesystem API
-   * (which follows every symlink) writes: the parents must stay inside the workspace, and a final symlink is removed
-   * so the write replaces it instead of writing through it.
-   */
-  private async prepareWrite(path: string): Promise<void> {
-    const script = [POSIX_FILE_PRELUDE, 'confine_parent "$1"', 'if [ -L "$1" ]; then rm -f -- "$1"; fi', '[ -d "$1" ] && exit 45', "exit 0"].join("\n");
-    checkPosixFileResult("write", path, await runPosixScript(this, { script, name: "sbx-write-check", args: [path] }), "modal");
-  }
-
   async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
     // Through core's POSIX read (`cat` under the file policy) rather than Modal's ReadFile, which returns the whole
     // file at once (a 2 GiB file would be held in host memory before core's read limit could apply), follows every
@@ -232,14 +222,14 @@ export class ModalDriver implements SandboxDriverV1 {
     }
   }
 
-  async writeFile(path: string, data: ReadableStream<Uint8Array>, _options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
-    // Modal's writeBytes takes the whole content (it then streams it to the sandbox in 256 KiB messages).
-    const bytes = new Uint8Array(await new Response(data).arrayBuffer());
-    await this.prepareWrite(path);
+  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
+    // Through core's race-free file helper over the exec's stdin (ADR 0031), not Modal's filesystem API: that follows
+    // every symbolic link, so a check before it is a check-then-use gap the sandbox's code can win by flipping a
+    // parent folder into a link out of the workspace.
     try {
-      await this.sandbox.filesystem.writeBytes(bytes, path);
+      await posixFileOperations(this).writeFile(path, data, options);
     } catch (error) {
-      throw await this.failure(error, "write a file", path);
+      throw SbxError.isInstance(error) ? error : await this.failure(error, "write a file", path);
     }
   }
 

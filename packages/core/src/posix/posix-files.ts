@@ -1,9 +1,12 @@
-import { FileNotFoundError, PathError, ProviderError } from "../errors/index.js";
+import { CapabilityNotSupportedError, FileNotFoundError, PathError, ProviderError } from "../errors/index.js";
 import type { PathErrorReason } from "../errors/path-error-reason.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { FileEntry } from "../v1/sandbox.js";
 import { feedStdin, helperEnvironment, runPosixScript, type PosixCommandResult } from "./posix-command.js";
-import { POSIX_LIST_SCRIPT, POSIX_MKDIR_SCRIPT, POSIX_READ_SCRIPT, POSIX_REMOVE_SCRIPT, POSIX_RENAME_SCRIPT, POSIX_STAT_SCRIPT, POSIX_WRITE_SCRIPT } from "./posix-file-scripts.js";
+import { sizeCheckedReadBody } from "./sized-read.js";
+import { FILE_HELPER_PROGRAM, FILE_HELPER_WRAPPER } from "./file-helper-program.js";
+import { parseListOutput, parseStatOutput } from "./file-helper-output.js";
+import { nameHex } from "./name-bytes.js";
 import { shellScript } from "./shell-quote.js";
 
 /** The part of a driver the POSIX file operations need. */
@@ -18,7 +21,11 @@ const REASONS: Partial<Record<number, { reason: PathErrorReason; say: string }>>
   47: { reason: "escapes-workspace", say: "a symbolic link on it leads outside the workspace" },
   48: { reason: "not-a-regular-file", say: "it is not a regular file (a FIFO, device or socket)" },
   51: { reason: "read-only", say: "it is on a read-only file system" },
+  53: { reason: "invalid", say: "a name on it is not one the file system accepts" },
 };
+
+/** Exit code of the helper's wrapper when the image has no `python3` (ADR 0031). */
+const NEEDS_PYTHON_EXIT = 52;
 
 /**
  * Maps a file script's exit code to the typed error of the file policy (ADR 0020); returns normally on 0. Exported
@@ -27,27 +34,15 @@ const REASONS: Partial<Record<number, { reason: PathErrorReason; say: string }>>
 export function checkPosixFileResult(operation: string, path: string, result: Pick<PosixCommandResult, "exitCode" | "stderr">, backend?: string): void {
   if (result.exitCode === 0) return;
   if (result.exitCode === 44) throw new FileNotFoundError({ path, backend });
+  if (result.exitCode === NEEDS_PYTHON_EXIT) {
+    throw new CapabilityNotSupportedError({ capability: "FILES", backend: backend ?? "this", supportedBy: [], detail: "core's file operations run a Python 3 helper inside the sandbox (race-free path resolution, ADR 0031) and this image has no python3; use an image with python3" });
+  }
   const known = REASONS[result.exitCode];
   if (known) throw new PathError({ path, backend, reason: known.reason, message: `Cannot ${operation} ${JSON.stringify(path)}: ${known.say}.` });
   if (/permission denied/i.test(result.stderr)) throw new PathError({ path, backend, reason: "permission-denied", message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).` });
   const detail = result.exitCode === 49 ? "no space left in the sandbox (nothing was written)" : result.stderr.trim() || `the helper exited with ${result.exitCode}`;
   throw new ProviderError({ backend, message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail}.` });
 }
-
-function entryType(typeText: string): FileEntry["type"] {
-  if (typeText.startsWith("regular")) return "file";
-  if (typeText === "directory") return "directory";
-  if (typeText === "symbolic link") return "symlink";
-  return "other";
-}
-
-function entry(path: string, name: string, record: string): FileEntry {
-  const [typeText = "", sizeText = "0", mtimeText = "0"] = record.split("|");
-  return { name, path, type: entryType(typeText), size: Number(sizeText), modifiedAt: new Date(Number(mtimeText) * 1000) };
-}
-
-const basename = (path: string) => path.slice(path.lastIndexOf("/") + 1);
-const join = (folder: string, name: string) => (folder === "/" ? `/${name}` : `${folder}/${name}`);
 
 /** One run of a core file script: `sh -c script name args…`, optionally with `stdin`. */
 export interface PosixScriptRequest {
@@ -83,46 +78,60 @@ const randomSuffix = () => Array.from(crypto.getRandomValues(new Uint8Array(8)),
  */
 export function posixFileOperationsOver(transport: PosixScriptTransport, options: { backend?: string } = {}): PosixFileOperations {
   const { backend } = options;
-  const run = (script: string, name: string, args: readonly string[], signal?: AbortSignal, stdin?: ReadableStream<Uint8Array>) => transport.run({ script, name, args, signal, stdin });
+  const run = async (operation: string, path: string, request: HelperCall) => {
+    const result = await transport.run(helperRequest(request));
+    checkPosixFileResult(operation, path, result, backend);
+    return result;
+  };
+  const quiet = async (operation: string, path: string, request: HelperCall) => {
+    const result = await run(operation, path, request);
+    if (result.stdout.byteLength > 0) throw new ProviderError({ backend, message: `Could not ${operation} ${JSON.stringify(path)}: the file helper wrote output it never writes; nothing from it is trusted.` });
+  };
   return {
     async readFile(path, readOptions) {
-      const start = await transport.read({ script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: readOptions.signal });
-      if (start.kind === "streaming") return start.body;
+      const start = await transport.read(helperRequest({ operation: "read", args: [path], signal: readOptions.signal }));
+      if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path, backend);
       checkPosixFileResult("read", path, start, backend);
-      return new ReadableStream({ start: (controller) => controller.close() });
+      throw new ProviderError({ backend, message: `Reading ${JSON.stringify(path)}: the file helper ended without reporting the file's size.` });
     },
     async writeFile(path, data, writeOptions) {
       const size = writeOptions.sizeBytes === undefined ? "" : String(writeOptions.sizeBytes);
-      checkPosixFileResult("write", path, await run(POSIX_WRITE_SCRIPT, "sbx-write", [path, randomSuffix(), size], writeOptions.signal, data), backend);
+      await quiet("write", path, { operation: "write", args: [path, randomSuffix(), size], signal: writeOptions.signal, stdin: data });
     },
     async list(path, listOptions) {
-      const result = await run(POSIX_LIST_SCRIPT, "sbx-list", [path], listOptions.signal);
-      checkPosixFileResult("list", path, result, backend);
-      const text = new TextDecoder().decode(result.stdout);
-      const entries: FileEntry[] = [];
-      for (const record of text.split("\0")) {
-        const newline = record.indexOf("\n");
-        if (newline < 0) continue;
-        const name = record.slice(newline + 1);
-        entries.push(entry(join(path, name), name, record.slice(0, newline)));
-      }
-      return sortEntries(entries);
+      const result = await run("list", path, { operation: "list", args: [path], signal: listOptions.signal });
+      return sortEntries(parseListOutput(result.stdout, path, backend));
     },
     async stat(path, statOptions) {
-      const result = await run(POSIX_STAT_SCRIPT, "sbx-stat", [path], statOptions.signal);
-      checkPosixFileResult("stat", path, result, backend);
-      return entry(path, basename(path), new TextDecoder().decode(result.stdout).trim());
+      const result = await run("stat", path, { operation: "stat", args: [path], signal: statOptions.signal });
+      return parseStatOutput(result.stdout, path, backend);
     },
     async remove(path, removeOptions) {
-      checkPosixFileResult("remove", path, await run(POSIX_REMOVE_SCRIPT, "sbx-remove", [path, removeOptions.recursive ? "recursive" : "single"], removeOptions.signal), backend);
+      await quiet("remove", path, { operation: "remove", args: [path, removeOptions.recursive ? "recursive" : "single"], signal: removeOptions.signal });
     },
     async mkdir(path, mkdirOptions) {
-      checkPosixFileResult("create directory", path, await run(POSIX_MKDIR_SCRIPT, "sbx-mkdir", [path], mkdirOptions.signal), backend);
+      await quiet("create directory", path, { operation: "mkdir", args: [path], signal: mkdirOptions.signal });
     },
     async rename(from, to, renameOptions) {
-      checkPosixFileResult("rename", from, await run(POSIX_RENAME_SCRIPT, "sbx-rename", [from, to], renameOptions.signal), backend);
+      await quiet("rename", from, { operation: "rename", args: [from, to], signal: renameOptions.signal });
     },
   };
+}
+
+/** One call of the file helper: the operation and its arguments (paths as the API names them). */
+interface HelperCall {
+  readonly operation: "read" | "write" | "list" | "stat" | "remove" | "mkdir" | "rename";
+  readonly args: readonly string[];
+  readonly signal?: AbortSignal;
+  readonly stdin?: ReadableStream<Uint8Array>;
+}
+
+/**
+ * The script request that runs the file helper (ADR 0031): `sh -c WRAPPER sbx-files PROGRAM operation hex…`, every
+ * argument as the hex of its bytes (`nameHex`), so any name, including bytes that are not UTF-8, reaches it exactly.
+ */
+function helperRequest(call: HelperCall): PosixScriptRequest {
+  return { script: FILE_HELPER_WRAPPER, name: "sbx-files", args: [FILE_HELPER_PROGRAM, call.operation, ...call.args.map(nameHex)], signal: call.signal, stdin: call.stdin };
 }
 
 /**
@@ -148,15 +157,15 @@ export function sortEntries(entries: FileEntry[]): FileEntry[] {
  * is handed out. Cancelling the stream kills the helper.
  */
 export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-  const start = await posixScriptReadStart(driver, { script: POSIX_READ_SCRIPT, name: "sbx-read", args: [path], signal: options.signal });
-  if (start.kind === "streaming") return start.body;
+  const start = await posixScriptReadStart(driver, helperRequest({ operation: "read", args: [path], signal: options.signal }));
+  if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path);
   checkPosixFileResult("read", path, start);
-  return new ReadableStream({ start: (controller) => controller.close() });
+  throw new ProviderError({ message: `Reading ${JSON.stringify(path)}: the file helper ended without reporting the file's size.` });
 }
 
 /** Starts a read script (`$1` the path) through `spawn`: resolves with the stream once the first byte arrived, or how it ended. */
 async function posixScriptReadStart(driver: SpawningDriver, request: PosixScriptRequest): Promise<PosixReadStart> {
-  const [path = ""] = request.args;
+  const path = "the file";
   const options = { signal: request.signal };
   const pending: Uint8Array[] = [];
   let stderr = "";
