@@ -228,6 +228,7 @@ export class E2BDriver implements SandboxDriverV1 {
       if (!killing) {
         killed = true;
         killing = (async () => {
+          // eslint-disable-next-line @typescript-eslint/only-throw-error -- `lost` is an SbxError (an Error)
           if (lost) throw lost;
           if (exited || this.destroyed) return;
           try {
