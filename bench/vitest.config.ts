@@ -6,6 +6,7 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     // The modal SDK reads ~/.modal.toml when it is imported: keep a developer's real profile out of the benches.
     env: { MODAL_CONFIG_PATH: "/nonexistent" },
-    testTimeout: 300_000,
+    // Generous: the benches run side by side and each starts containers (or Pyodide); a loaded machine is slow.
+    testTimeout: 600_000,
   },
 });

@@ -119,7 +119,7 @@ async function runSmoke(file: string, signal: AbortSignal): Promise<{ exitCode: 
 describe.concurrent("every bench runs in smoke mode and prints its result lines", () => {
   for (const bench of benches) {
     it.skipIf(bench.docker && !status.usable)(`${bench.file} --smoke`, async () => {
-      const { exitCode, output } = await runSmoke(bench.file, AbortSignal.timeout(280_000));
+      const { exitCode, output } = await runSmoke(bench.file, AbortSignal.timeout(560_000));
       expect(exitCode, output).toBe(0);
       for (const line of bench.lines) expect(output, `${bench.file} printed no line matching ${String(line)}`).toMatch(line);
     });
