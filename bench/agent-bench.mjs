@@ -3,8 +3,7 @@
 // runCode through the emulator beside it. Each row alternates with the raw baseline, iteration by iteration.
 // Targets (issue 9): stateful runCode (`x += 1; x`) p50 <= 0.15x raw exec; one-shot runCode p50 <= 0.3x raw exec;
 // a warm command through the agent (`true`, output captured) p50 <= 0.15x raw exec.
-// Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40)
-import { randomUUID } from "node:crypto";
+// Usage: node --expose-gc bench/agent-bench.mjs [iterations]   (default 40; --smoke: 1, see lib/smoke.mjs)
 import { createSandbox } from "@sbx/core";
 import { createSandboxFromDriver, runPythonOneShot, withCodeAgent } from "@sbx/core/adapter";
 import { createSandboxProvider } from "@sbx/docker";
@@ -13,11 +12,12 @@ import { createSandboxProvider as createE2BProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
 import Docker from "dockerode";
 import { alternate } from "./lib/alternate.mjs";
+import { benchArguments, sized } from "./lib/smoke.mjs";
 import { rawDockerExec } from "./lib/raw-docker-exec.mjs";
 import { formatTable, median, p95, time } from "./lib/stats.mjs";
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
-const iterations = Number(process.argv[2] ?? 40);
+const iterations = sized(Number(benchArguments[0] ?? 40), 1);
 const docker = new Docker();
 const provider = createSandboxProvider({ image });
 const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: { bench: "agent" }, mounts: [], user: "default", allowFake: false, settings: {} };
@@ -69,7 +69,7 @@ try {
     row("commands.run(`echo out; echo err >&2`) through the agent", output.work, output.raw);
     // The first command of a sandbox with settings.agentCommands "start" pays the agent's start once.
     const startFirst = [];
-    for (let index = 0; index < Math.max(3, Math.round(iterations / 8)); index++) {
+    for (let index = 0; index < sized(Math.max(3, Math.round(iterations / 8)), 1); index++) {
       const fresh = await createSandbox(createSandboxProvider({ image, agentCommands: "start" }), { metadata: { bench: "agent" } });
       try {
         startFirst.push(await time(() => fresh.commands.run("true")));
@@ -85,7 +85,7 @@ try {
   // The agent's start: paid by the first code call of a sandbox (lazy), never by create.
   const creates = [];
   const firstCalls = [];
-  for (let index = 0; index < Math.max(3, Math.round(iterations / 8)); index++) {
+  for (let index = 0; index < sized(Math.max(3, Math.round(iterations / 8)), 1); index++) {
     let fresh;
     creates.push(await time(async () => (fresh = await createSandbox(provider, { metadata: { bench: "agent" } }))));
     firstCalls.push(await time(() => fresh.runCode("1 + 1")));

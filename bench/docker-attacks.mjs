@@ -1,15 +1,18 @@
 // Runs the issue-7 attacks against the Docker adapter of one checkout and prints one JSON line of figures per
 // attack (seconds to end, processes left, containers left, what the API reported).
-// Usage: node bench/docker-attacks.mjs [repository root, default: this checkout] [attack names...]
+// Usage: node bench/docker-attacks.mjs [repository root, default: this checkout] [attack names...] [--smoke]
 // Only talks to the local Docker Engine; creates labelled sandboxes and removes them.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import Docker from "dockerode";
+import { benchArguments, smoke } from "./lib/smoke.mjs";
 
-const root = resolve(process.argv[2] ?? new URL("..", import.meta.url).pathname);
-const only = process.argv.slice(3);
+const [rootArgument, ...named] = benchArguments;
+const root = resolve(rootArgument ?? new URL("..", import.meta.url).pathname);
+// Smoke mode (--smoke, lib/smoke.mjs): only the quickest attack, unless some are named.
+const only = smoke && named.length === 0 ? ["apparmor-audit"] : named;
 const core = await import(pathToFileURL(`${root}/packages/core/dist/index.js`).href);
 const adapter = await import(pathToFileURL(`${root}/packages/docker/dist/index.js`).href);
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";

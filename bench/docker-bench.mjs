@@ -13,18 +13,19 @@ import { createSandbox } from "@sbx/core";
 import { createSandboxProvider } from "@sbx/docker";
 import { adapterContainerConfig } from "./lib/adapter-container-config.mjs";
 import Docker from "dockerode";
-import { createRequire } from "node:module";
 import { rawDockerExec } from "./lib/raw-docker-exec.mjs";
+import { sized } from "./lib/smoke.mjs";
 import { formatTable, median, p95, time } from "./lib/stats.mjs";
-
-// tar-stream is a dependency of @sbx/docker, not of the bench: resolve it from there.
-const tar = createRequire(import.meta.resolve("@sbx/docker"))("tar-stream");
+import tar from "tar-stream";
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
-const rounds = Number(process.env.SBX_BENCH_ROUNDS ?? 15);
+const rounds = sized(Number(process.env.SBX_BENCH_ROUNDS ?? 15), 1);
+// Smoke mode (--smoke): one round, 1 MiB files, 2 sandboxes at once, a 16 MiB memory download.
+const fileMiB = sized(64, 1);
+const atOnce = sized(16, 2);
+const bigDownloadMiB = sized(1024, 16);
 const docker = new Docker();
 const provider = createSandboxProvider({ image });
-const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} };
 
 /** Raw dockerode: the same hardened container the adapter creates (read back from one through the escape hatch), no sbx layer. */
 const rawTemplate = await adapterContainerConfig(provider, { "sbx.bench": "raw" });
@@ -75,7 +76,7 @@ async function main() {
   const scratch = await mkdtemp(join(tmpdir(), "sbx-bench-"));
 
   // Warm up both paths (engine info cache, image layers in page cache).
-  for (let index = 0; index < 2; index++) {
+  for (let index = 0; index < sized(2, 1); index++) {
     const sandbox = await createSandbox(provider);
     await sandbox.commands.run("true");
     await sandbox.kill();
@@ -121,16 +122,16 @@ async function main() {
 
   // 3. 64 MiB upload and download.
   {
-    const size = 64 * 1024 * 1024;
+    const size = fileMiB * 1024 * 1024;
     const source = join(scratch, "source.bin");
     const chunk = Buffer.alloc(1024 * 1024);
     for (let index = 0; index < chunk.length; index += 4) chunk.writeUInt32LE(index * 2654435761 >>> 0, index);
-    await writeFile(source, Buffer.concat(Array.from({ length: 64 }, () => chunk)));
+    await writeFile(source, Buffer.concat(Array.from({ length: fileMiB }, () => chunk)));
     const uploadAdapter = [];
     const uploadRaw = [];
     const downloadAdapter = [];
     const downloadRaw = [];
-    for (let index = 0; index < Math.max(5, Math.round(rounds / 2)); index++) {
+    for (let index = 0; index < sized(Math.max(5, Math.round(rounds / 2)), 1); index++) {
       // Alternate which side goes first, so page-cache and writeback effects fall on both equally.
       const adapterUpload = async () => uploadAdapter.push(await time(() => sandbox.files.upload(source, "up.bin")));
       const rawUploadOnce = async () => uploadRaw.push(await time(() => rawUpload(container, source, size, "/workspace", "up.bin")));
@@ -138,18 +139,18 @@ async function main() {
       const rawDownloadOnce = async () => downloadRaw.push(await time(() => rawDownload(container, "/workspace/up.bin", join(scratch, "down.bin"))));
       for (const step of index % 2 === 0 ? [adapterUpload, rawUploadOnce, adapterDownload, rawDownloadOnce] : [rawUploadOnce, adapterUpload, rawDownloadOnce, adapterDownload]) await step();
     }
-    record("64 MiB upload (ms)", uploadAdapter, uploadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
-    record("64 MiB download (ms)", downloadAdapter, downloadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
+    record(`${fileMiB} MiB upload (ms)`, uploadAdapter, uploadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
+    record(`${fileMiB} MiB download (ms)`, downloadAdapter, downloadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
   }
 
   // 4. 16 sandboxes created at once (each to its first command).
   {
     const adapterTimes = [];
     const rawTimes = [];
-    for (let index = 0; index < 3; index++) {
+    for (let index = 0; index < sized(3, 1); index++) {
       let sandboxes = [];
       adapterTimes.push(await time(async () => {
-        sandboxes = await Promise.all(Array.from({ length: 16 }, async () => {
+        sandboxes = await Promise.all(Array.from({ length: atOnce }, async () => {
           const created = await createSandbox(provider);
           await created.commands.run("true");
           return created;
@@ -158,7 +159,7 @@ async function main() {
       await Promise.all(sandboxes.map((created) => created.kill()));
       let containers = [];
       rawTimes.push(await time(async () => {
-        containers = await Promise.all(Array.from({ length: 16 }, async () => {
+        containers = await Promise.all(Array.from({ length: atOnce }, async () => {
           const created = await rawCreate();
           await rawExec(created, "true");
           return created;
@@ -166,7 +167,7 @@ async function main() {
       }));
       await Promise.all(containers.map((created) => remove(created.id)));
     }
-    record("16 sandboxes at once (ms, total)", adapterTimes, rawTimes, "<= 1.10", (ratio) => ratio <= 1.1);
+    record(`${atOnce} sandboxes at once (ms, total)`, adapterTimes, rawTimes, "<= 1.10", (ratio) => ratio <= 1.1);
   }
 
   console.log("");
@@ -174,7 +175,7 @@ async function main() {
 
   // 5. Host memory growth while downloading 1 GiB.
   {
-    await sandbox.commands.run("head -c 1073741824 /dev/zero > big.bin");
+    await sandbox.commands.run(`head -c ${bigDownloadMiB * 1024 * 1024} /dev/zero > big.bin`);
     globalThis.gc?.();
     const before = process.memoryUsage().rss;
     let peak = before;
@@ -185,8 +186,8 @@ async function main() {
     const growthMiB = (peak - before) / 1024 / 1024;
     console.log("");
     console.log(formatTable(["measure", "value", "target", "met"], [
-      ["host RSS growth downloading 1 GiB (MiB)", growthMiB.toFixed(1), "< 64", growthMiB < 64 ? "yes" : "NO"],
-      ["1 GiB download time (ms)", elapsed.toFixed(0), "-", "-"],
+      [`host RSS growth downloading ${bigDownloadMiB} MiB (MiB)`, growthMiB.toFixed(1), "< 64", growthMiB < 64 ? "yes" : "NO"],
+      [`${bigDownloadMiB} MiB download time (ms)`, elapsed.toFixed(0), "-", "-"],
     ]));
   }
 

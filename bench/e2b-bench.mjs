@@ -2,15 +2,16 @@
 // @sbx/e2b overhead against calling the e2b SDK directly for the same work, both through the E2B emulator in
 // one run (each emulated sandbox is a real container). Adapter and raw SDK calls alternate, iteration by
 // iteration, so machine drift hits both alike. Reports medians, p95 and the ratio of medians (adapter / raw).
-// Usage: node --expose-gc bench/e2b-bench.mjs [iterations]   (default 30; creates use a third of that)
+// Usage: node --expose-gc bench/e2b-bench.mjs [iterations]   (default 30; creates use a third of that; --smoke: 1)
 import { Sandbox } from "@e2b/code-interpreter";
 import { createSandbox } from "@sbx/core";
 import { createSandboxProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
 import { compareWithRaw, printComparison } from "./lib/alternate.mjs";
+import { benchArguments, sized } from "./lib/smoke.mjs";
 
-const iterations = Number(process.argv[2] ?? 30);
-const createIterations = Math.max(3, Math.round(iterations / 3));
+const iterations = sized(Number(benchArguments[0] ?? 30), 1);
+const createIterations = sized(Math.max(3, Math.round(iterations / 3)), 1);
 const payload = new Uint8Array(64 * 1024).map((_, index) => index % 251);
 
 const emulator = await startE2BEmulator({});

@@ -8,12 +8,14 @@ import { randomBytes } from "node:crypto";
 import { createSandbox } from "@sbx/core";
 import { createSandboxProvider } from "@sbx/docker";
 import Docker from "dockerode";
+import { sized } from "./lib/smoke.mjs";
 import { median } from "./lib/stats.mjs";
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
-const megabytes = Number(process.env.SBX_EGRESS_BENCH_MB ?? 100);
-const createRuns = Number(process.env.SBX_EGRESS_BENCH_CREATES ?? 5);
-const rounds = Number(process.env.SBX_EGRESS_BENCH_ROUNDS ?? 3);
+// Smoke mode (--smoke, lib/smoke.mjs): a 2 MB download, one round, one create of each kind.
+const megabytes = sized(Number(process.env.SBX_EGRESS_BENCH_MB ?? 100), 2);
+const createRuns = sized(Number(process.env.SBX_EGRESS_BENCH_CREATES ?? 5), 1);
+const rounds = sized(Number(process.env.SBX_EGRESS_BENCH_ROUNDS ?? 3), 1);
 const docker = new Docker();
 const networkName = `sbx-egress-bench-${randomBytes(4).toString("hex")}`;
 

@@ -4,13 +4,14 @@
 // the sandbox is created (the default). Each sample is a fresh Node process, so nothing is loaded beforehand; both
 // variants are measured in the same run, interleaved, and reported as medians, p95 and the ratio to the baseline.
 // Also: the first and second createCodeContext (each context has its own interpreter; spares load in the background).
-// Run: node bench/fake-bench.mjs   (SBX_BENCH_ROUNDS, default 5; SBX_BENCH_THINK_MS, default 1000)
+// Run: node bench/fake-bench.mjs   (SBX_BENCH_ROUNDS, default 5; SBX_BENCH_THINK_MS, default 1000; --smoke: 1 round, no think variants)
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { sized, smoke } from "./lib/smoke.mjs";
 import { formatTable, median, p95 } from "./lib/stats.mjs";
 
-const rounds = Number(process.env.SBX_BENCH_ROUNDS ?? 5);
-const thinkMs = Number(process.env.SBX_BENCH_THINK_MS ?? 1000);
+const rounds = sized(Number(process.env.SBX_BENCH_ROUNDS ?? 5), 1);
+const thinkMs = sized(Number(process.env.SBX_BENCH_THINK_MS ?? 1000), 100);
 
 /** One sample, in a child process: prints JSON timings. */
 async function sample(preload, think) {
@@ -47,7 +48,8 @@ if (process.argv[2] === "--sample") {
     { name: "preload, runCode right after create", preload: true, think: false },
     { name: `lazy (baseline), after a command + ${thinkMs} ms`, preload: false, think: true },
     { name: `preload, after a command + ${thinkMs} ms`, preload: true, think: true },
-  ];
+    // Smoke mode: the two variants without thinking (each sample is a fresh process loading Pyodide: CPU-heavy).
+  ].filter((variant) => !smoke || !variant.think);
   const samples = new Map(variants.map((variant) => [variant.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const variant of variants) {

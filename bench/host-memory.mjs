@@ -7,16 +7,19 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createSandbox } from "@sbx/core";
 import { createSandboxProvider } from "@sbx/docker";
+import { benchArguments, smoke } from "./lib/smoke.mjs";
 
 setFlagsFromString("--expose-gc");
 const collectGarbage = runInNewContext("gc");
-const [which = "runCode", size = "256"] = process.argv.slice(2);
-const mebibytes = Number(size);
+const [which = "runCode", size = "256"] = benchArguments;
+// Smoke mode (--smoke, lib/smoke.mjs): 4 MiB and a 4 MiB warm-up.
+const mebibytes = smoke ? 4 : Number(size);
+const warmUpMiB = smoke ? 4 : 64;
 const sandbox = await createSandbox(createSandboxProvider({ image: process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11" }), { metadata: { bench: "host-memory" } });
 try {
   // Warm-up: one-time costs (V8's young generation growing to its maximum) are not growth caused by the flood.
-  await sandbox.runCode("import sys\nblock = 'w' * 1048576\nfor _ in range(64):\n    sys.stdout.write(block)\n");
-  await sandbox.commands.run("head -c 67108864 /dev/zero");
+  await sandbox.runCode(`import sys\nblock = 'w' * 1048576\nfor _ in range(${warmUpMiB}):\n    sys.stdout.write(block)\n`);
+  await sandbox.commands.run(`head -c ${warmUpMiB * 1048576} /dev/zero`);
   collectGarbage();
   const baseline = process.memoryUsage().rss;
   let peak = baseline;
@@ -35,6 +38,7 @@ try {
       if (which === "read-bytes") outcome = { read: (await sandbox.files.read("big.bin", { format: "bytes" })).byteLength };
       else {
         let streamed = 0;
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- Node's ReadableStream is async-iterable; the DOM lib types omit it
         for await (const chunk of await sandbox.files.read("big.bin", { format: "stream" })) streamed += chunk.byteLength;
         outcome = { streamed };
       }

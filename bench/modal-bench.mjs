@@ -2,17 +2,18 @@
 // @sbx/modal overhead against calling the modal SDK (0.11.1) directly for the same work, both through the Modal
 // gRPC emulator in one run (each emulated sandbox is a real container). Adapter and raw SDK calls alternate,
 // iteration by iteration, so machine drift hits both alike. Reports medians, p95 and the ratio of medians.
-// Usage: node --expose-gc bench/modal-bench.mjs [iterations]   (default 30; creates use a third of that)
+// Usage: node --expose-gc bench/modal-bench.mjs [iterations]   (default 30; creates use a third of that; --smoke: 1)
 import { createSandbox } from "@sbx/core";
 import { createSandboxProvider } from "@sbx/modal";
 import { startModalEmulator } from "@sbx/modal-emulator";
 import { compareWithRaw, printComparison } from "./lib/alternate.mjs";
+import { benchArguments, sized } from "./lib/smoke.mjs";
 
 process.env.MODAL_CONFIG_PATH ??= "/nonexistent";
 const { ModalClient } = await import("modal");
 
-const iterations = Number(process.argv[2] ?? 30);
-const createIterations = Math.max(3, Math.round(iterations / 3));
+const iterations = sized(Number(benchArguments[0] ?? 30), 1);
+const createIterations = sized(Math.max(3, Math.round(iterations / 3)), 1);
 const payload = new Uint8Array(64 * 1024).map((_, index) => index % 251);
 
 const emulator = await startModalEmulator({});

@@ -81,7 +81,6 @@ describe("modal (emulator): resource limits Modal has", () => {
     expect(emulator!.inspectSandbox(sandbox.id)!.dockerResources).toEqual({ nanoCpus: 500_000_000, memoryBytes: 256 * 1024 * 1024 });
     const limit = await sandbox.commands.run("cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max");
     expect(limit.stdout.trim()).toBe(String(256 * 1024 * 1024));
-    const sandboxesBefore = emulator!.listSandboxIds();
     const refused = await createSandbox(emulatedProvider, { limits: { cpus: 1, pids: 128 } }).catch((error: unknown) => error);
     expect(isSbxError(refused, "SBX_CAPABILITY_NOT_SUPPORTED")).toBe(true);
     expect((refused as { supportedBy: string[] }).supportedBy).toContain("docker");

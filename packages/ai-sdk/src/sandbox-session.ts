@@ -51,7 +51,7 @@ function textStream(source: AsyncIterable<string>): ReadableStream<Uint8Array> {
 }
 
 /** A push-based text stream, for processes run with `commands.run()` streaming callbacks. */
-function pushStream(): { stream: ReadableStream<Uint8Array>; push(text: string): void; close(): void } {
+function pushStream(): { stream: ReadableStream<Uint8Array>; push: (text: string) => void; close: () => void } {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let open = true;

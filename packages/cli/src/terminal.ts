@@ -76,6 +76,7 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
+// eslint-disable-next-line no-control-regex -- matching the ESC of ANSI colour sequences is the point
 const ANSI_PATTERN = /\u001b\[[0-9;]*m/g;
 
 /** Length as shown on a terminal (ANSI colour codes take no columns). */

@@ -22,7 +22,7 @@ beforeAll(async () => {
     registerProvider("e2b", (settings) => createSandboxProvider({ ...settings, ...emulator!.connectionOptions }));
   } catch (error) {
     startFailure = error instanceof Error ? error.message : String(error);
-    if (required) throw new Error(`SBX_REQUIRE names e2b, but the E2B emulator did not start: ${startFailure}`);
+    if (required) throw new Error(`SBX_REQUIRE names e2b, but the E2B emulator did not start: ${startFailure}`, { cause: error });
     console.warn(`\n[sbx] SKIPPING the sbx CLI's E2B emulator test: ${startFailure}\n`);
   }
 });

@@ -50,7 +50,8 @@ describe.skipIf(!tmuxAvailable)("sbx in a real pseudo-terminal (tmux)", () => {
       // What the user sees at the end: one finished bar line (earlier frames overwritten), then the output.
       expect(screen.filter((line) => line.startsWith("upload big.bin"))).toEqual(["upload big.bin [########################] 100% 8.0 MiB to big.bin"]);
       expect(screen).toContain("8388608");
-      expect(screen.some((line) => /^sbx: sandbox fake-\d+-[0-9a-f]+ on fake, network denied$/.test(line.replace(/\u001b\[[0-9;]*m/g, "")))).toBe(true);
+      // eslint-disable-next-line no-control-regex -- strips the ESC of ANSI colour sequences
+  expect(screen.some((line) => /^sbx: sandbox fake-\d+-[0-9a-f]+ on fake, network denied$/.test(line.replace(/\u001b\[[0-9;]*m/g, "")))).toBe(true);
     } finally {
       tmux("kill-session", "-t", session);
     }

@@ -1,7 +1,6 @@
 import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import {
-  BackendUnavailableError,
   connectSandbox,
   createSandbox,
   InvalidArgumentError,

@@ -80,6 +80,7 @@ function createContainerRaw(docker: Docker, config: Docker.ContainerCreateOption
       options: config,
       abortSignal: signal,
       statusCodes: { 200: true, 201: true, 400: "bad parameter", 404: "no such image", 409: "conflict", 500: "server error" },
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the engine's error, passed on unchanged to be mapped
     } as never, (error: unknown, data: unknown) => (error ? reject(error) : resolve(data as { Id: string; Warnings: string[] | null })));
   });
 }

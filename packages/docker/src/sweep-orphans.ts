@@ -62,6 +62,7 @@ export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSig
     }
   }));
   const removedVolumes: string[] = [];
+  // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
   const volumes = (await docker.listVolumes({ filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] }, abortSignal: options.signal } as never)) as unknown as { Volumes?: Array<{ Name: string; Labels?: Record<string, string> | null }> };
   await Promise.all((volumes.Volumes ?? []).map(async (volume) => {
     if (!volumeOrphanReason(volume.Labels ?? {})) return;

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSbxError, type Sandbox } from "@sbx/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
 describeWithDocker("files: malicious paths and symlinks against the real engine", () => {

@@ -13,7 +13,7 @@ function frame(stream: number, payload: string): Buffer {
 
 it("the demuxer keeps streams apart, in order, with headers split across reads and trailing bytes kept", () => {
   const events: string[] = [];
-  const demuxer = new StreamDemuxer((chunk) => events.push(`out:${Buffer.from(chunk)}`), (chunk) => events.push(`err:${Buffer.from(chunk)}`));
+  const demuxer = new StreamDemuxer((chunk) => events.push(`out:${Buffer.from(chunk).toString()}`), (chunk) => events.push(`err:${Buffer.from(chunk).toString()}`));
   const wire = Buffer.concat([frame(1, "one"), frame(2, "two"), frame(1, ""), frame(1, "three-no-newline")]);
   for (let index = 0; index < wire.length; index += 3) demuxer.push(wire.subarray(index, index + 3));
   const joined = events.join("|").replace(/\|out:/g, "\u0000out:").replace(/\|err:/g, "\u0000err:");

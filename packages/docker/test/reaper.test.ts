@@ -7,6 +7,7 @@ import { startHangingHost } from "./fixtures/hanging-host.js";
 
 async function leftOf(session: string): Promise<{ containers: number; volumes: number }> {
   const containers = await docker.listContainers({ all: true, filters: { label: [`sbx.session=${session}`] } });
+  // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
   const volumes = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: unknown[] | null };
   return { containers: containers.length, volumes: (volumes.Volumes ?? []).length };
 }

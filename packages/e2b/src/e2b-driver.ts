@@ -247,6 +247,7 @@ export class E2BDriver implements SandboxDriverV1 {
             await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, { user: "root", requestTimeoutMs: this.options.requestTimeoutMs });
             if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- `lost` is an SbxError (TypeScript narrows it to `never` here, after the await)
             if (lost) throw lost;
             if (exited || this.destroyed) return;
             // A sandbox that vanished took the command with it, but that is not a verified kill: say it is gone.

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { createSandbox, isSbxError, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
 import { createSandboxFromDriver } from "@sbx/core/adapter";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 import { E2BDriver } from "../src/e2b-driver.js";

@@ -1,6 +1,6 @@
 import { connectSandbox, createSandbox, isSbxError } from "@sbx/core";
 import { startModalEmulator } from "@sbx/modal-emulator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shareEmulator } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 

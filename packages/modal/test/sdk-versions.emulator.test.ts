@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { createSandbox, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
 import { createSandboxFromDriver } from "@sbx/core/adapter";
 import { startModalEmulator } from "@sbx/modal-emulator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";
 import { createSandboxProvider } from "../src/index.js";
 import { ModalDriver, MODAL_WORKSPACE } from "../src/modal-driver.js";

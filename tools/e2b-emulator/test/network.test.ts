@@ -100,7 +100,7 @@ describe.skipIf(skipDockerTests)("network policy", () => {
         ...emulator.connectionOptions,
         network: { denyOut: ["0.0.0.0/0"], allowOut: [serverAddresses[0]!] },
       });
-      let comment = "";
+      let comment: string;
       try {
         const enforced = await report(sandbox.sandboxId);
         expect(enforced.networkMode).toBe(networkName);

@@ -11,7 +11,7 @@ export async function requireLocalImage(docker: Docker, image: string, emulatorN
   try {
     await docker.getImage(image).inspect();
   } catch (error) {
-    throw new Error(`${emulatorName}: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`);
+    throw new Error(`${emulatorName}: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -12,6 +12,7 @@ import { jwtLikeToken, type Handler } from "./grpc-service.js";
 /** Largest lifetime Modal accepts (24 hours), in seconds. */
 export const MAX_TIMEOUT_SECONDS = 24 * 3600;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- gRPC messages decoded from the proto definitions at run time, untyped
 type Message = Record<string, any>;
 
 function requireCredentials(state: EmulatorState, context: CallContext): void {

@@ -19,7 +19,8 @@ export function withUnimplementedStubs(definition: TsProtoServiceDefinition, han
     }
     const message = `the modal emulator does not implement ${definition.fullName}/${method.name}`;
     implementation[key] = method.responseStream
-      ? async function* unimplemented() {
+      ? // eslint-disable-next-line require-yield -- a server-streaming handler that fails before its first message
+        async function* unimplemented() {
           throw new ServerError(Status.UNIMPLEMENTED, message);
         }
       : async () => {

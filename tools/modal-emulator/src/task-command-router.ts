@@ -10,6 +10,7 @@ import type { EmulatedSandbox } from "./emulated-sandbox.js";
 import type { EmulatorState } from "./emulator-state.js";
 import type { Handler } from "./grpc-service.js";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- gRPC messages decoded from the proto definitions at run time, untyped
 type Message = Record<string, any>;
 
 /** `TaskExecStdoutConfig` / `TaskExecStderrConfig`: 0 = DEVNULL, 1 = PIPE. */

@@ -12,7 +12,9 @@ import { loadModalDefinitions } from "../src/modal-definitions.js";
 import { skipDockerTests, testImage } from "./docker-availability.js";
 
 let emulator: ModalEmulator;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the emulator's gRPC handlers, called with untyped messages
 let control: any;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 let router: any;
 let metadata: Metadata;
 let routerMetadata: Metadata;

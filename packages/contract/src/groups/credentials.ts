@@ -73,7 +73,7 @@ export function registerCredentialsTests(harness: ContractHarness): void {
 
   contractTest("credentials.revoke-on-dispose", "`await using` disposal revokes the credential exactly once", async () => {
     const token = recordingSource();
-    let sandboxId = "";
+    let sandboxId: string;
     {
       await using sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source } });
       sandboxId = sandbox.id;

@@ -201,6 +201,7 @@ async function posixScriptReadStart(driver: SpawningDriver, request: PosixScript
   while (pending.length === 0 && !exited && !failure) await new Promise<void>((resolve) => (wake = resolve));
   if (failure && pending.length === 0) {
     options.signal?.removeEventListener("abort", abort);
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows the process's own failure unchanged
     throw failure;
   }
   if (pending.length === 0 && exited) {

@@ -116,7 +116,7 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
     requireString(language, "options.language");
     state.requireLanguage(language);
     throwIfAborted(contextOptions?.signal, backend);
-    const create = driver.createCodeContext;
+    const create = driver.createCodeContext?.bind(driver);
     if (!create) throw new CapabilityNotSupportedError({ capability: "STATEFUL_CODE", backend, supportedBy: backendsSupporting("STATEFUL_CODE", backend), detail: "the adapter declares it but does not implement createCodeContext" });
     const created = await state.call("create a code context", () => create({ language, cwd: driver.workspace, signal: contextOptions?.signal }));
     state.createdContexts.add(created.id);

@@ -74,4 +74,5 @@ export const auditRecordSchema = z.object({
 });
 
 /** The documented `AuditRecord` and its schema name the same fields, and every record the schema accepts is one. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type AuditRecordMatch = MatchesSchema<SchemaMatches<typeof auditRecordSchema, AuditRecord>>;

@@ -47,6 +47,7 @@ export const capabilitiesSchema = z.object({
 }).strict();
 
 /** `Capabilities` and its schema name the same fields (every capability name and `languages`). */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type CapabilitiesMatch = MatchesSchema<SchemaMatches<typeof capabilitiesSchema, Capabilities>>;
 
 /**

@@ -123,6 +123,7 @@ export interface CreateSandboxOptions {
 }
 
 /** The documented `CreateSandboxOptions` and its schema name the same fields, and what the schema outputs is one. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type CreateSandboxOptionsMatch = MatchesSchema<SchemaMatches<typeof createSandboxOptionsSchema, CreateSandboxOptions>>;
 
 /** `CreateSandboxOptions` after validation and defaults: what adapters receive (without the caller-side `signal`, `backends` and `logger`). */
@@ -153,6 +154,8 @@ export const runCodeOptionsSchema = z.object({
 }).strict();
 
 /** `RunCommandOptions` (documented in sandbox.ts) and its schema describe the same fields: no cast bridges them. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type RunCommandOptionsMatch = MatchesSchema<SchemaMatches<typeof runCommandOptionsSchema, RunCommandOptions>>;
 /** `RunCodeOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type RunCodeOptionsMatch = MatchesSchema<SchemaMatches<typeof runCodeOptionsSchema, RunCodeOptions>>;

@@ -92,7 +92,7 @@ export async function startEgressChannel(container: Docker.Container, options: {
     return stream;
   };
 
-  const onFrame = (id: number, type: number, payload: Buffer) => {
+  const onFrame = (id: number, type: FrameType, payload: Buffer) => {
     if (type === FrameType.Ready) return markReady(payload.toString("utf8").slice(0, 200) || "exec");
     if (type === FrameType.Open) {
       if (streams.has(id)) return shutdown("the forwarder reused a stream id");
@@ -107,7 +107,7 @@ export async function startEgressChannel(container: Docker.Container, options: {
       if (!stream.push(payload)) socket.pause();
     } else if (type === FrameType.End) stream.push(null);
     else if (type === FrameType.Reset) stream.destroy();
-    else shutdown(`unknown frame type ${type}`);
+    else shutdown(`unknown frame type ${String(type)}`);
   };
 
   const demuxer = new StreamDemuxer((chunk: Uint8Array) => {
