@@ -10,6 +10,7 @@ import type { Sandbox } from "../v1/sandbox.js";
 import type { CredentialSource } from "../v1/credentials.js";
 import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
+import { refuseCapabilityMethodMismatch } from "./capability-method-check.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 import { validate } from "./validate.js";
@@ -146,6 +147,7 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
       message: `The provider claims "sbx-v1" but its backend name or capabilities manifest is malformed; build the manifest with defineCapabilities().`,
     });
   }
+  refuseCapabilityMethodMismatch({ holder: "provider", target: provider, capabilities: provider.capabilities, backend: provider.backend });
   registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
   return provider;
 }
@@ -198,6 +200,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   const secrets = Object.values(resolved.secrets);
   const createStartedAt = Date.now();
   const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () => provider.create({ target: providerTarget, options: resolved, signal })));
+  await wrapOrDestroy(createdDriver, () => refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }));
   const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
   if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
   return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved }));
@@ -207,7 +210,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
  * Wraps a just-created driver, destroying the backend's sandbox when the wrapping refuses it: a refused create
  * leaves nothing running behind the rejection.
  */
-async function wrapOrDestroy(driver: SandboxDriverV1, wrap: () => Sandbox): Promise<Sandbox> {
+async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () => Result): Promise<Result> {
   try {
     return wrap();
   } catch (error) {
@@ -228,6 +231,8 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   }
   const secrets = Object.values(resolved.secrets);
   const connectedDriver = await callAdapter(provider.backend, "connect to a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "connect", sandboxId }, () => provider.connect!({ sandboxId, options: resolved, signal })));
+  // An attached sandbox is not ours to destroy: a mismatched driver is refused and the sandbox left as it was.
+  refuseCapabilityMethodMismatch({ holder: "driver", target: connectedDriver, capabilities: provider.capabilities, backend: provider.backend });
   const driver = withDriverLogging(connectedDriver, provider.backend, logger, secrets);
   return createSandboxFromDriver(driver, { provider, target: typeof target === "string" ? parseTarget(target).target : "", options: resolved, reconnected: true });
 }
