@@ -1,5 +1,10 @@
-import { capabilitiesSchema, firstPartyManifests } from "@sbx/core";
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { rm } from "node:fs/promises";
+import { capabilitiesSchema, checkProvider, createSandbox, firstPartyManifests, type SandboxProviderV1 } from "@sbx/core";
+import { createSandboxProvider as createExampleAdapterProvider } from "@sbx/example-adapter";
+import { createExampleProvider as createFrozenShapeProvider } from "./fixtures/full-driver-adapter/example-provider.js";
+import { afterAll, describe, expect, it } from "vitest";
 
 const adapters = {
   fake: () => import("@sbx/fake"),
@@ -21,4 +26,34 @@ describe("first-party manifests known to core (adr/0006)", () => {
       expect(provider.isolating).toBe(manifest.isolating);
     });
   }
+});
+
+describe("capability flags and their methods agree in every adapter (adr/0035)", () => {
+  const root = join(tmpdir(), `sbx-manifests-${process.pid}`);
+  const providers: Record<string, () => Promise<SandboxProviderV1>> = {
+    ...Object.fromEntries(Object.entries(adapters).map(([backend, load]) => [backend, async () => ((await load()) as { createSandboxProvider: () => SandboxProviderV1 }).createSandboxProvider()])),
+    example: async () => createExampleAdapterProvider({ root: join(root, "example") }),
+    "full-driver (sbx 0.1 shape)": async () => createFrozenShapeProvider({ root: join(root, "frozen") }),
+  };
+
+  for (const [name, make] of Object.entries(providers)) {
+    it(`${name}: core loads the provider (checkProvider refuses a flag without its method and a method without its flag)`, async () => {
+      const provider = await make();
+      expect(checkProvider(provider)).toBe(provider);
+    });
+  }
+
+  // The driver half of the check runs when a sandbox is made: the in-process adapters show their drivers pass it.
+  for (const name of ["fake", "example", "full-driver (sbx 0.1 shape)"]) {
+    it(`${name}: a created sandbox passes the driver check and runs a command`, async () => {
+      const provider = await providers[name]!();
+      await using sandbox = await createSandbox(provider, { allowFake: true });
+      const result = await sandbox.commands.run("echo ok");
+      expect(result.stdout).toBe("ok\n");
+    });
+  }
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
 });

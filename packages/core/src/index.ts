@@ -14,6 +14,7 @@ export { createSandbox, connectSandbox, detectBackends, registerProvider, loadPr
 export type { SandboxLogEntry, SandboxLogger } from "./v1/logging.js";
 export { DEBUG_ENVIRONMENT_VARIABLE } from "./runtime/backend-logging.js";
 export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
+export { truncateUtf8, type TruncateUtf8Options, type Utf8Prefix } from "./text/truncate-utf8.js";
 export * from "./v1/credentials.js";
 export { revokeOrphanedCredentials, type RevokeOrphanedCredentialsOptions, type RevokeOrphanedCredentialsResult, type OrphanedCredential, type RefusedCredentialRecord } from "./runtime/revoke-orphaned-credentials.js";
 export { defaultStateDirectory } from "./runtime/credential-store.js";

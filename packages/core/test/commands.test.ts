@@ -300,7 +300,7 @@ describe("runCode and createCodeContext", () => {
   ];
 
   it.each(badCode.map(([label, code, options, field]) => ({ label, code, options, field })))("runCode with $label → InvalidArgumentError field $field", async ({ code, options, field }) => {
-    const { sandbox, driver } = await sandboxWith({ capabilities: stateful, driver: { codeChannel: true } });
+    const { sandbox, driver } = await sandboxWith({ capabilities: stateful, driver: { codeChannel: true, codeContexts: true } });
     const error = await caught(() => sandbox.runCode(code as string, options as never));
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect(error.field).toBe(field);

@@ -117,3 +117,44 @@ describe('createSandbox("auto")', () => {
     await sandbox.kill();
   });
 });
+
+describe('"auto" and the caller\'s settings (adr/0035)', () => {
+  it("detects with the provider built from the caller's settings and creates with that same provider", async () => {
+    const built: Array<{ settings: Record<string, unknown> | undefined; provider: ReturnType<typeof createMemoryProvider> }> = [];
+    registerProvider("settings-auto", (settings) => {
+      // Usable only with an endpoint, as an adapter that needs its settings to reach its backend would be.
+      const usable = typeof settings?.endpoint === "string";
+      const provider = createMemoryProvider({ backend: "settings-auto", status: usable ? { isolating: true } : { usable: false, reason: "no endpoint in settings", remedy: "Pass settings.endpoint.", isolating: true } });
+      built.push({ settings, provider });
+      return { ...provider, isolating: true, create: provider.create, detect: provider.detect };
+    });
+    built.length = 0;
+    const sandbox = await createSandbox("auto", { backends: ["settings-auto"], settings: { endpoint: "http://127.0.0.1:1" } });
+    expect(sandbox.backend).toBe("settings-auto");
+    expect(built.map((entry) => entry.settings)).toEqual([{ endpoint: "http://127.0.0.1:1" }]);
+    expect(built[0]!.provider.detectCalls).toBe(1);
+    expect(built[0]!.provider.drivers.length).toBe(1);
+    await sandbox.kill();
+  });
+});
+
+describe("a BackendUnavailableError from another copy of @sbx/core (adr/0035)", () => {
+  /** What a second install of @sbx/core throws: the shared marker and code, but not this copy's class. */
+  class ForeignBackendUnavailableError extends Error {
+    readonly code = "SBX_BACKEND_UNAVAILABLE";
+    readonly retryable = true;
+    readonly remedy = "Start the foreign daemon.";
+    constructor(message: string) {
+      super(message);
+      Object.defineProperty(this, Symbol.for("sbx.error"), { value: true });
+    }
+  }
+
+  it("is recognised by its marker and code: detectBackends keeps its remedy", async () => {
+    registerProvider("foreign-unavailable", () => ({ ...createMemoryProvider({ backend: "foreign-unavailable" }), detect: async () => { throw new ForeignBackendUnavailableError("the foreign daemon is not running"); } }));
+    const status = (await detectBackends()).find((entry) => entry.backend === "foreign-unavailable")!;
+    expect(status.usable).toBe(false);
+    expect(status.reason).toBe("the foreign daemon is not running");
+    expect(status.remedy).toBe("Start the foreign daemon.");
+  });
+});

@@ -25,7 +25,7 @@ describe("closed state", () => {
   ];
 
   it.each(operations)("%s after kill() → SandboxClosedError naming the sandbox", async (_name, operation) => {
-    const provider = createMemoryProvider({ backend: "closing", capabilities: everything, driver: { codeContexts: true } });
+    const provider = createMemoryProvider({ backend: "closing", capabilities: everything, driver: { codeChannel: true, codeContexts: true } });
     const sandbox = await createSandbox(provider);
     await sandbox.kill();
     const error = await caught(() => operation(sandbox));

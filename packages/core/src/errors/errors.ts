@@ -164,6 +164,38 @@ export class UnsupportedSpecificationError extends SbxError {
 }
 
 /**
+ * An adapter declares a capability flag without the method that implements it, or the method without the flag (for
+ * example `RECONNECT` on but no `connect`). Core refuses it when the provider is loaded (or, for a driver method, when
+ * the driver is made), so the mismatch is found once instead of failing on every call. Same code as
+ * `UnsupportedSpecificationError`: the adapter does not follow this core's protocol. Fix the adapter.
+ */
+export class CapabilityMethodMismatchError extends UnsupportedSpecificationError {
+  /** The capability flag, for example `"RECONNECT"`. */
+  readonly capability: string;
+  /** The method that goes with it, for example `"connect"`. */
+  readonly method: string;
+  /** Where the method belongs: the provider (`SandboxProviderV1`) or the driver (`SandboxDriverV1`). */
+  readonly holder: "provider" | "driver";
+  /** True when the flag is on and the method missing; false when the method is present and the flag off. */
+  readonly flagDeclared: boolean;
+  constructor(options: Omit<SbxErrorOptions, "message"> & { backend: string; capability: string; method: string; holder: "provider" | "driver"; flagDeclared: boolean }) {
+    const where = options.holder === "provider" ? "provider" : "driver";
+    const mismatch = options.flagDeclared
+      ? `declares ${options.capability} but its ${where} has no ${options.method}() method`
+      : `has a ${options.method}() method on its ${where} but does not declare ${options.capability}`;
+    super({
+      ...options,
+      message: `The ${options.backend} adapter ${mismatch}. The flag and the method go together: add the method, or turn the flag off with defineCapabilities() (and remove the method). Fix or upgrade the adapter.`,
+    });
+    this.name = "CapabilityMethodMismatchError";
+    this.capability = options.capability;
+    this.method = options.method;
+    this.holder = options.holder;
+    this.flagDeclared = options.flagDeclared;
+  }
+}
+
+/**
  * A whole-file read (or a download with a byte limit) was refused because the file is larger than the limit.
  * Nothing past the limit was read into memory or written to the host. Raise the limit named by `option`, or read the
  * file as a stream.

@@ -1,3 +1,4 @@
+import { truncateUtf8 } from "../text/truncate-utf8.js";
 /** Default bytes kept per stream: 16 MiB. */
 export const DEFAULT_OUTPUT_LIMIT_BYTES = 16 * 1024 * 1024;
 
@@ -94,20 +95,10 @@ export class TextChannel implements AsyncIterable<string> {
       return;
     }
     const room = this.limitBytes - this.queuedBytes;
-    let kept = text;
-    let size = Buffer.byteLength(kept);
-    if (size > room) {
-      kept = "";
-      for (const character of text) {
-        const next = kept + character;
-        if (Buffer.byteLength(next) > room) break;
-        kept = next;
-      }
-      size = Buffer.byteLength(kept);
-    }
-    if (kept.length === 0) return;
-    this.queue.push(kept);
-    this.queuedBytes += size;
+    const kept = truncateUtf8(text, { maxBytes: room });
+    if (kept.text.length === 0) return;
+    this.queue.push(kept.text);
+    this.queuedBytes += kept.byteLength;
   }
 
   /** Ends the stream. */

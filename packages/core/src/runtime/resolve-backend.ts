@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BackendUnavailableError, CapabilityNotSupportedError, InvalidArgumentError, SbxError, UnsupportedSpecificationError } from "../errors/index.js";
+import { BackendUnavailableError, CapabilityNotSupportedError, InvalidArgumentError, isSbxError, UnsupportedSpecificationError } from "../errors/index.js";
 import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "../v1/backend-registry.js";
 import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
@@ -10,6 +10,7 @@ import type { Sandbox } from "../v1/sandbox.js";
 import type { CredentialSource } from "../v1/credentials.js";
 import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
+import { refuseCapabilityMethodMismatch } from "./capability-method-check.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 import { validate } from "./validate.js";
@@ -146,6 +147,7 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
       message: `The provider claims "sbx-v1" but its backend name or capabilities manifest is malformed; build the manifest with defineCapabilities().`,
     });
   }
+  refuseCapabilityMethodMismatch({ holder: "provider", target: provider, capabilities: provider.capabilities, backend: provider.backend });
   registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
   return provider;
 }
@@ -198,6 +200,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   const secrets = Object.values(resolved.secrets);
   const createStartedAt = Date.now();
   const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () => provider.create({ target: providerTarget, options: resolved, signal })));
+  await wrapOrDestroy(createdDriver, () => refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }));
   const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
   if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
   return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved }));
@@ -207,7 +210,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
  * Wraps a just-created driver, destroying the backend's sandbox when the wrapping refuses it: a refused create
  * leaves nothing running behind the rejection.
  */
-async function wrapOrDestroy(driver: SandboxDriverV1, wrap: () => Sandbox): Promise<Sandbox> {
+async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () => Result): Promise<Result> {
   try {
     return wrap();
   } catch (error) {
@@ -228,25 +231,48 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   }
   const secrets = Object.values(resolved.secrets);
   const connectedDriver = await callAdapter(provider.backend, "connect to a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "connect", sandboxId }, () => provider.connect!({ sandboxId, options: resolved, signal })));
+  // An attached sandbox is not ours to destroy: a mismatched driver is refused and the sandbox left as it was.
+  refuseCapabilityMethodMismatch({ holder: "driver", target: connectedDriver, capabilities: provider.capabilities, backend: provider.backend });
   const driver = withDriverLogging(connectedDriver, provider.backend, logger, secrets);
   return createSandboxFromDriver(driver, { provider, target: typeof target === "string" ? parseTarget(target).target : "", options: resolved, reconnected: true });
 }
 
-async function statusOf(backend: string, signal?: AbortSignal): Promise<BackendStatus> {
+/** A backend's status, and the provider that reported it when it loaded (so the caller can create with that very one). */
+interface LoadedStatus {
+  readonly status: BackendStatus;
+  readonly provider: SandboxProviderV1 | undefined;
+}
+
+/**
+ * Loads a backend's provider with `settings` and asks it whether it is usable. A load failure becomes an unusable
+ * status; a `BackendUnavailableError` is recognised by its code (the marker rule: `instanceof` fails across two
+ * copies of `@sbx/core`), so its remedy is kept.
+ */
+async function loadAndDetect(backend: string, options: { settings?: Record<string, unknown>; signal?: AbortSignal }): Promise<LoadedStatus> {
   const manifest = getBackendManifest(backend);
+  let provider: SandboxProviderV1 | undefined;
   try {
-    const provider = await loadProvider(backend);
-    return await provider.detect({ signal });
+    provider = await loadProvider(backend, options.settings);
+    return { status: await provider.detect({ signal: options.signal }), provider };
   } catch (error) {
-    const remedy = SbxError.isInstance(error) && error instanceof BackendUnavailableError ? error.remedy : installRemedy(manifest?.packageName ?? `@sbx/${backend}`);
-    return { backend, usable: false, reason: error instanceof Error ? error.message : String(error), remedy, isolating: manifest?.isolating ?? true };
+    const remedy = remedyOf(error) ?? installRemedy(manifest?.packageName ?? `@sbx/${backend}`);
+    const status = { backend, usable: false, reason: error instanceof Error ? error.message : String(error), remedy, isolating: manifest?.isolating ?? true };
+    return { status, provider: undefined };
   }
+}
+
+/** The remedy a `BackendUnavailableError` (from any copy of `@sbx/core`) carries, else undefined. */
+function remedyOf(error: unknown): string | undefined {
+  if (!isSbxError(error, "SBX_BACKEND_UNAVAILABLE")) return undefined;
+  const remedy = (error as { remedy?: unknown }).remedy;
+  return typeof remedy === "string" ? remedy : undefined;
 }
 
 /** Reports which backends are usable here, and for each one that is not, why and how to fix it. */
 export async function detectBackends(options?: { signal?: AbortSignal }): Promise<BackendStatus[]> {
   const names = new Set([...listBackendManifests().map((manifest) => manifest.backend), ...registeredFactories.keys()]);
-  return Promise.all([...names].map((name) => statusOf(name, options?.signal)));
+  const loaded = await Promise.all([...names].map((name) => loadAndDetect(name, { signal: options?.signal })));
+  return loaded.map((entry) => entry.status);
 }
 
 async function pickAutomaticProvider(options: ResolvedCreateOptions, backends: readonly string[] | undefined, signal?: AbortSignal): Promise<SandboxProviderV1> {
@@ -258,12 +284,13 @@ async function pickAutomaticProvider(options: ResolvedCreateOptions, backends: r
       statuses.push({ backend, usable: false, isolating, reason: `${backend} is not a security boundary, so "auto" uses it only with allowFake: true.`, remedy: "Pass { allowFake: true } to accept it." });
       continue;
     }
-    const status = await statusOf(backend, signal);
+    // Detect with the provider built from the caller's settings, and create with that same provider.
+    const { status, provider } = await loadAndDetect(backend, { settings: options.settings, signal });
     if (source !== "default" && !registeredFactories.has(backend) && getBackendManifest(backend) === undefined && !status.usable) {
       throw new InvalidArgumentError({ field: source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE, message: `Invalid ${source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE}: "${backend}" is not a known backend. Known: ${knownBackendSchemes().join(", ")}; register third-party ones with registerProvider().` });
     }
     statuses.push(status);
-    if (status.usable) return loadProvider(backend, options.settings);
+    if (status.usable && provider) return provider;
   }
   throw new BackendUnavailableError({
     backend: "auto",

@@ -1,3 +1,5 @@
+import { truncateUtf8 } from "../text/truncate-utf8.js";
+
 /**
  * Keeps up to `limitBytes` (UTF-8) of one text output stream, counts every byte, and drops the rest, so memory stays
  * bounded however much the code prints. The text counterpart of `OutputCollector`, for code channels that deliver
@@ -22,9 +24,9 @@ export class TextOutputCollector {
       this.keptBytes += size;
       return;
     }
-    const kept = cutAtCharacterBoundary(text, room);
-    this.parts.push(kept);
-    this.keptBytes += Buffer.byteLength(kept, "utf8");
+    const kept = truncateUtf8(text, { maxBytes: room });
+    this.parts.push(kept.text);
+    this.keptBytes += kept.byteLength;
   }
 
   /** The kept text. The parts are joined once and the joined text kept, so the kept output is held only once. */
@@ -45,14 +47,4 @@ export class TextOutputCollector {
   get totalBytes(): number {
     return this.producedBytes;
   }
-}
-
-/** The longest prefix of `text` whose UTF-8 form fits in `maxBytes`, never splitting a character. */
-export function cutAtCharacterBoundary(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text.slice(0, maxBytes), "utf8");
-  if (bytes.byteLength <= maxBytes) return text.slice(0, maxBytes);
-  let end = maxBytes;
-  // Step back over UTF-8 continuation bytes (10xxxxxx) to the start of the cut character.
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
 }

@@ -1,0 +1,30 @@
+import type { CapabilityName } from "./capabilities.js";
+
+/**
+ * One capability flag and the adapter method that implements it.
+ * - `holder`: the object the method lives on, the provider or each driver it makes.
+ * - `rule`: `"exactly"` means the method is present exactly when the flag is on; `"flag-needs-method"` means the
+ *   flag needs the method, but the method is also allowed without the flag (core uses it for something else).
+ */
+export interface CapabilityMethodPair {
+  /** The capability flag. */
+  readonly capability: CapabilityName;
+  /** The object holding the method. */
+  readonly holder: "provider" | "driver";
+  /** The method name on that object. */
+  readonly method: string;
+  /** How strictly the two go together. */
+  readonly rule: "exactly" | "flag-needs-method";
+}
+
+/**
+ * Every capability flag that has a method, in one table (ADR 0035). Core checks providers against it when they are
+ * loaded or registered, and drivers when they are made. Flags without a method of their own (`RICH_RESULTS`,
+ * `EGRESS_ALLOWLIST`, `BACKGROUND_COMMANDS`, `STDIN`, `HOST_MOUNTS`, `RESOURCE_LIMITS`) are held by the contract
+ * suite instead. `runCode` without `STATEFUL_CODE` is allowed: it is the one-shot code channel.
+ */
+export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.freeze([
+  { capability: "RECONNECT", holder: "provider", method: "connect", rule: "exactly" },
+  { capability: "STATEFUL_CODE", holder: "driver", method: "createCodeContext", rule: "exactly" },
+  { capability: "STATEFUL_CODE", holder: "driver", method: "runCode", rule: "flag-needs-method" },
+] as const);
