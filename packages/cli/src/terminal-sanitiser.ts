@@ -11,6 +11,7 @@ export function neutraliseControlCharacters(text: string): string {
 }
 
 /** Every character `neutraliseControlCharacters` rewrites. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's whole job
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** The visible form of one control character. */

@@ -92,9 +92,11 @@ describe.skipIf(!tmuxAvailable)("sbx in a real pseudo-terminal (tmux)", () => {
       const realStatus = styled.filter((line) => line.includes("exit code 3"));
       const forgedStatus = styled.filter((line) => line.includes("exit code 0"));
       expect(realStatus).toHaveLength(1);
+      // eslint-disable-next-line no-control-regex -- the status line's own escape sequences are what is checked
       expect(realStatus[0]).toMatch(/^\u001b\[2msbx:(\u001b\[[0-9;]*m)+ exit code 3$/);
       expect(forgedStatus).toHaveLength(1);
       // The forged line carries no styling at all: it is the sandbox's text, its escapes shown as ^[.
+      // eslint-disable-next-line no-control-regex -- the status line's own escape sequences are what is checked
       expect(forgedStatus[0]).toMatch(/^(\u001b\[0?m)?\^\[\]0;pwned-title\^G\^\[\]52;c;cHduZWQ=\^Gsbx: exit code 0$/);
       expect(styled.join("\n")).not.toContain("\u001b[8m");
     } finally {

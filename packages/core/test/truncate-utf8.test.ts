@@ -43,6 +43,7 @@ describe("truncateUtf8", () => {
     // in for a string, so a 64 MiB string stands for 'huge'); cutting it to 8 bytes touches only its first 8 units.
     const huge = "é".repeat(32 * 1024 * 1024);
     const slices: Array<[number, number]> = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- restored onto String.prototype after the check, never called detached
     const originalSlice = String.prototype.slice;
     String.prototype.slice = function (this: string, start?: number, end?: number) {
       if (this === huge) slices.push([start ?? 0, end ?? this.length]);

@@ -61,7 +61,7 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
     await sandbox.files.write("stop-injecting", "");
     await injector.wait();
     const opened = Number(await sandbox.files.read("injector-opened"));
-    console.log(`channel: injector opened ${opened} helper stdouts; ${invented} invented entries over ${rounds} listings; stat sizes ${[...statSizes]}; reads ${JSON.stringify([...reads])}`);
+    console.log(`channel: injector opened ${opened} helper stdouts; ${invented} invented entries over ${rounds} listings; stat sizes ${[...statSizes].join(",")}; reads ${JSON.stringify([...reads])}`);
     expect(opened).toBe(0);
     expect(invented).toBe(0);
     expect([...statSizes]).toEqual([5]);

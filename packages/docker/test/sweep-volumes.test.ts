@@ -49,6 +49,7 @@ describeWithDocker("sweepOrphans and volumes: only a dead owner's", () => {
     const expired = await makeVolume("expired", { "sbx.owner.pid": String(process.pid), "sbx.owner.host": `not-${hostname()}`, "sbx.expires-at": earlier });
     const swept = await sweepOrphans({ docker });
     expect(swept.volumes.filter((name) => name.startsWith(session)).sort()).toEqual([dead, expired].sort());
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
     const left = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: Array<{ Name: string }> | null };
     expect((left.Volumes ?? []).map((volume) => volume.Name).sort()).toEqual([live, otherHost, unlabelled].sort());
   });

@@ -22,6 +22,7 @@ function provider() {
 
 type StdoutWrapper = (stdout: ReadableStream<Uint8Array>, process: ContainerProcess<Uint8Array>) => ReadableStream<Uint8Array>;
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with the sandbox as `this` (originalExec.call) when the wrapper is undone
 const originalExec = ModalSandbox.prototype.exec;
 
 /** Replaces the stdout of every command the SDK starts from now on (the adapter's own helpers included). */

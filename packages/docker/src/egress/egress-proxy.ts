@@ -109,6 +109,7 @@ function checkHeadFraming(head: string, lines: readonly string[], method: string
   if (/(?<!\r)\n/.test(head)) throw new Refusal(400, "", 0, method, "a bare LF in the request head (lines must end in CRLF)");
   if (/\r/.test(head.replaceAll("\r\n", ""))) throw new Refusal(400, "", 0, method, "a bare CR in the request head");
   if (lines.slice(1).some((line) => line.startsWith(" ") || line.startsWith("\t"))) throw new Refusal(400, "", 0, method, "an obsolete folded header line (obs-fold)");
+  // eslint-disable-next-line no-control-regex -- a control character in the request head is what is refused
   if (lines.some((line) => /[\x00-\x08\x0a-\x1f\x7f]/.test(line))) throw new Refusal(400, "", 0, method, "a control character in the request head");
 }
 

@@ -105,6 +105,7 @@ function chunkedFramer(): BodyFramer {
         const text = line.subarray(0, line.byteLength - 2).toString("latin1");
         line = Buffer.alloc(0);
         if (state === "size") {
+          // eslint-disable-next-line no-control-regex -- control characters in a chunk extension are what is refused
           const size = /^([0-9a-fA-F]{1,15})(;[^\x00-\x08\x0a-\x1f\x7f]*)?$/.exec(text);
           if (!size) throw new BodyFramingError(`malformed chunk size ${JSON.stringify(text.slice(0, 40))}`);
           dataLeft = Number.parseInt(size[1]!, 16);
@@ -112,6 +113,7 @@ function chunkedFramer(): BodyFramer {
         } else {
           trailerBytes += text.length + 2;
           if (text.length === 0) state = "done";
+          // eslint-disable-next-line no-control-regex -- control characters in a trailer line are what is refused
           else if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[^\x00-\x08\x0a-\x1f\x7f]*$/.test(text)) throw new BodyFramingError("a malformed trailer line");
         }
       }
