@@ -1,6 +1,6 @@
 import { describeSandboxContract } from "@sbx/contract";
 import { createSandbox, isSbxError, type BackendStatus, type SandboxProviderV1 } from "@sbx/core";
-import { createSandboxProvider, MODAL_CAPABILITIES } from "@sbx/modal";
+import { createSandboxProvider, MODAL_CAPABILITIES, modalSettingsSchema } from "@sbx/modal";
 import { startModalEmulator, type ModalEmulator } from "@sbx/modal-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { e2bEmulatorServersFixture } from "./fixtures/e2b-emulator-servers.js";
@@ -44,6 +44,7 @@ const emulatedProvider: SandboxProviderV1 = {
   packageName: "@sbx/modal",
   capabilities: MODAL_CAPABILITIES,
   isolating: true,
+  settingsSchema: modalSettingsSchema,
   async detect(options): Promise<BackendStatus> {
     if (!provider) {
       return { backend: "modal", usable: false, isolating: true, reason: `The Modal emulator could not start: ${startFailure ?? "unknown"}`, remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh)." };

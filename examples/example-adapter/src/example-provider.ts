@@ -4,7 +4,7 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { defineCapabilities, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities, PolicyNotEnforcedError, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
 import { posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
 const run = promisify(execFile);
@@ -80,6 +80,8 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
     packageName: "@sbx/example-adapter",
     capabilities: CAPABILITIES,
     isolating: false,
+    // The settings it knows (a zod object schema's `shape` works too): core refuses any other key (ADR 0029).
+    settingsSchema: { shape: { root: "folder holding one sub-folder per sandbox" } },
     async detect(): Promise<BackendStatus> {
       const base = { backend: "example", isolating: false };
       if (process.platform !== "linux") return { ...base, usable: false, reason: `needs Linux namespaces; this is ${process.platform}`, remedy: "Run on Linux." };
@@ -88,6 +90,10 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
         (error: Error) => ({ ...base, usable: false, reason: `unshare failed: ${error.message}`, remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN)." }));
     },
     async create({ options }) {
+      // Commands run as this process's user: "root" is what was asked only when that user is root.
+      if (options.user === "root" && process.getuid?.() !== 0) {
+        throw new PolicyNotEnforcedError({ backend: "example", policy: "user", message: `user: "root" was asked for, but the example adapter runs commands as this process's user (uid ${process.getuid?.() ?? "unknown"}); nothing was created.` });
+      }
       const id = `sbx-example-${randomBytes(8).toString("hex")}`;
       const state: SandboxState = { network: options.network, createdAt: new Date().toISOString(), expiresAt: Date.now() + options.timeoutMs };
       try {

@@ -29,3 +29,4 @@ export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
 export { processIsAlive } from "./runtime/credential-store.js";
 export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./runtime/allowlist-host.js";
+export { onlyStandardDescriptors, CLOSE_INHERITED_DESCRIPTORS_SCRIPT } from "./posix/standard-descriptors-only.js";
