@@ -31,7 +31,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     await sandbox.files.write("before.txt", "there");
     await remove(sandbox);
     await expectSbxError(() => sandbox.commands.run("echo hello"), "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after a call met the removed sandbox").toBe(true);
     await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_NOT_FOUND");
@@ -47,7 +47,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     await sandbox.files.write("before.txt", "there");
     await remove(sandbox);
     await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after a file call met the removed sandbox").toBe(true);
     await sandbox.kill();
   });
 
@@ -63,7 +63,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     const settled = await Promise.race([running.then(() => "a result", () => "an error"), delay(MID_COMMAND_LOSS_BOUND_MS).then(() => "still running")]);
     expect(settled, `the command ${settled === "still running" ? `was still running ${MID_COMMAND_LOSS_BOUND_MS / 1000} s after its sandbox was removed: no watchdog noticed the loss` : `settled with ${settled}`}`).toBe("an error");
     await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after the running command met the removal").toBe(true);
     await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
     await sandbox.kill();
   });
@@ -75,7 +75,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     const running = sandbox.commands.run("echo started; sleep 120", { timeoutMs: 110_000 });
     running.catch(() => {});
     await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after its lifetime ended").toBe(true);
     await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
     await sandbox.kill();
