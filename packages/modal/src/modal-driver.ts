@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { checkPosixFileResult, KILL_PROCESS_TREE_SCRIPT, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
+import { checkPosixFileResult, KILL_PROCESS_TREE_SCRIPT, OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, POSIX_FILE_PRELUDE, posixReadFile, runPosixScript } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { COMMAND_MARKER_VARIABLE, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { mapModalError } from "./map-modal-error.js";
@@ -45,6 +45,8 @@ export class ModalDriver implements SandboxDriverV1 {
   readonly audit: DriverAudit;
   private destroyed: Promise<void> | undefined;
   private readonly ended = new AbortController();
+  /** The cgroup's OOM kill counter as last read (null: the sandbox exposes none); read before the first command. */
+  private outOfMemoryKills: Promise<number | null> | undefined;
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -104,7 +106,34 @@ export class ModalDriver implements SandboxDriverV1 {
     }
   }
 
+  /** Reads the sandbox cgroup's OOM kill counter (core's probe script); null when unreadable. */
+  private async readOutOfMemoryKills(): Promise<number | null> {
+    try {
+      const probe = await this.sandbox.exec(["/bin/sh", "-c", OUT_OF_MEMORY_PROBE_SCRIPT]);
+      const [output] = await Promise.all([probe.stdout.readText(), probe.wait()]);
+      return parseOutOfMemoryKills(output);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Whether the kernel's OOM killer struck since the last read (ADR 0029): a command that died of SIGKILL is reported
+   * `outOfMemoryKilled: true` when the counter grew, null when the sandbox exposes no counter.
+   */
+  private async outOfMemoryKilledSinceLastRead(): Promise<boolean | null> {
+    const before = await (this.outOfMemoryKills ?? Promise.resolve(null));
+    const now = this.orWhenDestroyed(this.readOutOfMemoryKills(), null);
+    this.outOfMemoryKills = now;
+    const after = await now;
+    if (after === null) return null;
+    return after > (before ?? 0);
+  }
+
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    // The OOM counter's baseline, once, before the first command can change it.
+    this.outOfMemoryKills ??= this.orWhenDestroyed(this.readOutOfMemoryKills(), null);
+    await this.outOfMemoryKills;
     const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
     try {
@@ -143,6 +172,7 @@ export class ModalDriver implements SandboxDriverV1 {
           throw new SandboxNotFoundError({ backend: "modal", sandboxId: this.id, message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.` });
         }
       }
+      const outOfMemoryKilled = exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted ? await this.outOfMemoryKilledSinceLastRead() : undefined;
       // Deliver the output that is still in flight; a background child holding the pipe does not hold the result.
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, OUTPUT_DRAIN_GRACE_MS)));
@@ -150,7 +180,7 @@ export class ModalDriver implements SandboxDriverV1 {
       clearTimeout(timer);
       void process.stdout.cancel().catch(() => {});
       void process.stderr.cancel().catch(() => {});
-      return { exitCode };
+      return outOfMemoryKilled === undefined ? { exitCode } : { exitCode, outOfMemoryKilled };
     })().finally(() => {
       exited = true;
     });
