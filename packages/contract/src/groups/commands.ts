@@ -118,7 +118,7 @@ export function registerCommandsTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     const command = "(sleep 3; echo leaked > timeout-marker.txt) & (sleep 3; echo leaked > timeout-marker.txt) & wait";
     const error = await expectSbxError(() => sandbox.commands.run(command, { timeoutMs: 1500 }), "SBX_TIMEOUT");
-    expect((error as { killed?: boolean }).killed, `TimeoutError.killed (the kill was verified): ${JSON.stringify(error)}`).toBe(true);
+    expect((error as { killed?: boolean }).killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
     // Give the children time past their 3 s sleep: had any survived, the marker would now exist.
     await delay(4000);
     expect(await sandbox.files.exists("timeout-marker.txt"), "timeout-marker.txt exists: a child of the timed-out command survived and wrote it").toBe(false);

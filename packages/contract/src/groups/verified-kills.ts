@@ -43,7 +43,7 @@ export function registerVerifiedKillsTests(harness: ContractHarness): void {
     else expect(error.message).toMatch(/could not verify/);
     // And the kill itself must reach the escapee.
     expect(survived, "the escaped process still writes its heartbeat after the timeout").toBe(false);
-    expect(error.killed, `TimeoutError.killed (the kill was verified): ${JSON.stringify(error)}`).toBe(true);
+    expect(error.killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
   });
 
   contractTest("verified-kills.abort-setsid-env-escape", "after an abort, a setsid + env -i escapee is gone", async (context) => {
