@@ -1,6 +1,6 @@
 import { describeSandboxContract } from "@sbx/contract";
 import type { BackendStatus, SandboxProviderV1 } from "@sbx/core";
-import { createSandboxProvider, E2B_CAPABILITIES } from "@sbx/e2b";
+import { createSandboxProvider, E2B_CAPABILITIES, e2bSettingsSchema } from "@sbx/e2b";
 import { startE2BEmulator, type E2BEmulator } from "@sbx/e2b-emulator";
 import { afterAll, beforeAll } from "vitest";
 import { e2bEmulatorServersFixture } from "./fixtures/e2b-emulator-servers.js";
@@ -44,6 +44,7 @@ const emulatedProvider: SandboxProviderV1 = {
   packageName: "@sbx/e2b",
   capabilities: E2B_CAPABILITIES,
   isolating: true,
+  settingsSchema: e2bSettingsSchema,
   async detect(options): Promise<BackendStatus> {
     if (!provider) {
       return { backend: "e2b", usable: false, isolating: true, reason: `The E2B emulator could not start: ${startFailure ?? "unknown"}`, remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh)." };

@@ -13,5 +13,4 @@ describeSandboxContract("example", () => createSandboxProvider(), {
   removeOutOfBand: async (sandbox) => rm(join(tmpdir(), "sbx-example", sandbox.id), { recursive: true, force: true }),
   // The backend's resource is the sandbox's folder.
   sandboxExists: async (id) => access(join(join(tmpdir(), "sbx-example"), id)).then(() => true, () => false),
-  skip: { "lost-sandbox.mid-command": "the example adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends" },
 });

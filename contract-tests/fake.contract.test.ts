@@ -15,11 +15,16 @@ const fakeFileRaceGaps = {
   "file-races.write-flip": "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
 } as const;
 const narrowed = createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } });
+/** What the fake cannot be measured on: it has no processes and no operating-system users (ADR 0029). */
+const notApplicable = {
+  "isolation.no-inherited-descriptors": "the fake's commands are just-bash scripts inside this Node process: no process is started, so no descriptor is inherited (and there is no /proc to list)",
+  "user.root": "the fake has no operating-system users (just-bash has no `id`); its audit record says user \"not applicable\"",
+} as const;
 describeSandboxContract("fake", () => fake, {
   network: loopbackNetworkFixture,
   removeOutOfBand: async (sandbox) => fake.faults.loseSandbox(sandbox.id),
   sandboxExists: async (id) => fake.liveSandboxIds.includes(id),
-  skip: fakeFileRaceGaps,
+  skip: { ...fakeFileRaceGaps, ...notApplicable },
 });
 
 /**
@@ -29,5 +34,5 @@ describeSandboxContract("fake", () => fake, {
 describeSandboxContract(
   "fake (every optional capability off)",
   () => narrowed,
-  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id), skip: fakeFileRaceGaps },
+  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id), skip: { ...fakeFileRaceGaps, ...notApplicable } },
 );

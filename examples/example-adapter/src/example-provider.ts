@@ -4,7 +4,7 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { defineCapabilities, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities, PolicyNotEnforcedError, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
 import { posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
 const run = promisify(execFile);
@@ -19,6 +19,8 @@ type SandboxState = { readonly network: NetworkPolicy; readonly createdAt: strin
 /** The manifest: everything not listed is off (core refuses it). Code contexts come from core's `withCodeAgent`. */
 const CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] });
 const ID_PATTERN = /^sbx-example-[0-9a-f]{16}$/;
+/** How often a running command's watchdog checks that its sandbox folder still exists. */
+const WATCHDOG_INTERVAL_MS = 1_000;
 /**
  * An example third-party backend on the thin driver contract (ADR 0020): each sandbox is a host folder, each command
  * runs in fresh Linux PID (and, with egress denied, network) namespaces through `unshare`. The driver writes only
@@ -63,7 +65,14 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
         await alive();
         const spawned = spawnInNamespace(request, { denyEgress }), stop = () => spawned.kill();
         track(id, stop); void spawned.exit.finally(() => stops.get(id)?.delete(stop)).catch(() => {});
-        return { ...spawned, exit: spawned.exit.then(async (value) => (await alive(), value)) };
+        // Watchdog: a folder removed behind sbx's back (an operator, another process) ends the running command with
+        // the loss, instead of letting it run to its own end (ADR 0029).
+        const lost = new Promise<never>((_, reject) => {
+          const watchdog = setInterval(() => void alive().catch((error: unknown) => { clearInterval(watchdog); void spawned.kill(); reject(error); }), WATCHDOG_INTERVAL_MS);
+          void spawned.exit.finally(() => clearInterval(watchdog)).catch(() => {});
+        });
+        lost.catch(() => {});
+        return { ...spawned, exit: Promise.race([lost, spawned.exit.then(async (value) => (await alive(), value))]) };
       },
       // Files go through our own spawn with core's POSIX helpers: the same policy as core's defaults (ADR 0020).
       readFile: (path, fileOptions) => posixFileOperations(thin).readFile(path, fileOptions),
@@ -80,6 +89,8 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
     packageName: "@sbx/example-adapter",
     capabilities: CAPABILITIES,
     isolating: false,
+    // The settings it knows (a zod object schema's `shape` works too): core refuses any other key (ADR 0029).
+    settingsSchema: { shape: { root: "folder holding one sub-folder per sandbox" } },
     async detect(): Promise<BackendStatus> {
       const base = { backend: "example", isolating: false };
       if (process.platform !== "linux") return { ...base, usable: false, reason: `needs Linux namespaces; this is ${process.platform}`, remedy: "Run on Linux." };
@@ -88,6 +99,10 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
         (error: Error) => ({ ...base, usable: false, reason: `unshare failed: ${error.message}`, remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN)." }));
     },
     async create({ options }) {
+      // Commands run as this process's user: "root" is what was asked only when that user is root.
+      if (options.user === "root" && process.getuid?.() !== 0) {
+        throw new PolicyNotEnforcedError({ backend: "example", policy: "user", message: `user: "root" was asked for, but the example adapter runs commands as this process's user (uid ${process.getuid?.() ?? "unknown"}); nothing was created.` });
+      }
       const id = `sbx-example-${randomBytes(8).toString("hex")}`;
       const state: SandboxState = { network: options.network, createdAt: new Date().toISOString(), expiresAt: Date.now() + options.timeoutMs };
       try {

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
+import { onlyStandardDescriptors } from "@sbx/core/adapter";
 
 /**
  * Starts `sh -c command` in fresh Linux namespaces with `unshare`. `--pid --fork --kill-child --mount-proc`: the shell
@@ -11,7 +12,9 @@ import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
 export function spawnInNamespace(request: SpawnRequest, settings: { denyEgress: boolean }): SpawnedProcess {
   const namespaces = ["--pid", "--fork", "--kill-child", "--mount-proc", ...(settings.denyEgress ? ["--net"] : [])];
   // A missing cwd is the shell's own error and exit 126, as on every backend (ADR 0020), not a spawn failure.
-  const child = spawn("unshare", [...namespaces, "sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", request.cwd, request.command], { cwd: "/", env: { ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+  // Only stdin, stdout and stderr reach the command: not the descriptors this Node process inherited (ADR 0029).
+  const [file, ...args] = onlyStandardDescriptors(["unshare", ...namespaces, "sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", request.cwd, request.command]);
+  const child = spawn(file, args, { cwd: "/", env: { ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (chunk: Buffer) => request.onStdout(new Uint8Array(chunk)));
   child.stderr!.on("data", (chunk: Buffer) => request.onStderr(new Uint8Array(chunk)));
   child.stdin?.on("error", () => {}); // The command may exit without reading its input.

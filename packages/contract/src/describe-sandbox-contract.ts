@@ -18,6 +18,8 @@ import { registerOutputCapsTests } from "./groups/output-caps.js";
 import { registerReadLimitsTests } from "./groups/read-limits.js";
 import { registerSecretEncodingsTests } from "./groups/secret-encodings.js";
 import { registerVerifiedKillsTests } from "./groups/verified-kills.js";
+import { registerIsolationTests, registerUserTests } from "./groups/isolation.js";
+import { registerSettingsTests } from "./groups/settings.js";
 import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 
 /**
@@ -53,5 +55,8 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("read limits", () => registerReadLimitsTests(harness));
     describe("secret encodings", () => registerSecretEncodingsTests(harness));
     describe("lost sandbox", () => registerLostSandboxTests(harness));
+    describe("isolation", () => registerIsolationTests(harness));
+    describe("user", () => registerUserTests(harness));
+    describe("settings", () => registerSettingsTests(harness));
   });
 }

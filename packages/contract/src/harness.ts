@@ -43,6 +43,8 @@ export interface SandboxContractOptions {
    * The resource limits `limits.applied` requests, which must all be applied exactly (default `{ cpus: 1, memoryMiB:
    * 256, pids: 128 }`). A backend that refuses some limit (Modal has no pids limit) names the ones it applies; the test
    * then also proves a request for the others is refused with `CapabilityNotSupportedError` before anything is created.
+   * Each limit named here is also measured from inside the sandbox (`limits.memory-measured`, `limits.cpus-measured`,
+   * `limits.pids-measured`, ADR 0029).
    */
   limits?: ResourceLimits;
 }

@@ -22,3 +22,5 @@ export { describeSecretEncodingsContract } from "./groups/secret-encodings.js";
 export { describeLostSandboxContract } from "./groups/lost-sandbox.js";
 export { loopbackNetworkFixture } from "./loopback-network-fixture.js";
 export { describeFilePolicyContract } from "./groups/file-policy.js";
+export { describeIsolationContract, describeUserContract } from "./groups/isolation.js";
+export { describeSettingsContract } from "./groups/settings.js";

@@ -111,6 +111,18 @@ export const CONTRACT_TEST_IDS = [
 
   "limits.applied",
   "limits.refused",
+  "limits.memory-measured",
+  "limits.cpus-measured",
+  "limits.pids-measured",
+
+  "isolation.no-capabilities",
+  "isolation.read-only-root",
+  "isolation.no-host-sockets",
+  "isolation.no-inherited-descriptors",
+
+  "user.root",
+
+  "settings.unknown-key-refused",
 
   "reconnect.sees-files",
   "reconnect.refused",

@@ -30,3 +30,4 @@ export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 export { processIsAlive } from "./runtime/credential-store.js";
 export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./runtime/allowlist-host.js";
 export { CAPABILITY_METHOD_PAIRS, type CapabilityMethodPair } from "./v1/capability-methods.js";
+export { onlyStandardDescriptors, CLOSE_INHERITED_DESCRIPTORS_SCRIPT } from "./posix/standard-descriptors-only.js";

@@ -97,7 +97,7 @@ describe("createSandbox rejects bad input before touching a backend", () => {
   });
 
   it("valid options with every field set pass validation", async () => {
-    const sandbox = await createSandbox(provider, {
+    const sandbox = await createSandbox(createMemoryProvider({ settingsSchema: { shape: { anything: {} } } }), {
       network: { egress: "deny" },
       timeoutMs: 60_000,
       env: { A_1: "x" },
@@ -109,6 +109,34 @@ describe("createSandbox rejects bad input before touching a backend", () => {
       signal: new AbortController().signal,
     });
     await sandbox.kill();
+  });
+});
+
+describe("settings the provider does not name are refused (ADR 0029)", () => {
+  it("an unknown key → field settings.<key>, the message names the known keys, and create is never called", async () => {
+    const provider = createMemoryProvider({ settingsSchema: { shape: { runtime: {}, image: {} } } });
+    const error = await expectInvalidArgument(() => createSandbox(provider, { settings: { runtime: "runsc", runtme: "runsc" } }), "settings.runtme");
+    expect(error.message).toContain("image, runtime");
+    expect(provider.drivers).toHaveLength(0);
+  });
+
+  it("a provider without a settingsSchema accepts no settings key", async () => {
+    const provider = createMemoryProvider();
+    const error = await expectInvalidArgument(() => createSandbox(provider, { settings: { anything: true } }), "settings.anything");
+    expect(error.message).toContain("declares no settings");
+    expect(provider.drivers).toHaveLength(0);
+  });
+
+  it("known keys and empty settings pass", async () => {
+    const provider = createMemoryProvider({ settingsSchema: { shape: { runtime: {} } } });
+    await (await createSandbox(provider, { settings: { runtime: "runsc" } })).kill();
+    await (await createSandbox(createMemoryProvider(), { settings: {} })).kill();
+  });
+
+  it("connectSandbox refuses an unknown key too", async () => {
+    const provider = createMemoryProvider({ connectable: true });
+    await expectInvalidArgument(() => connectSandbox(provider, "sb-1", { settings: { anything: true } }), "settings.anything");
+    expect(provider.drivers).toHaveLength(0);
   });
 });
 

@@ -32,7 +32,7 @@ import { planEgressTransport, type EgressTransportPlan } from "./egress/egress-t
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, POLICY_LABEL } from "./labels.js";
 import { auditFromInspect, findMismatches, policyNotEnforced } from "./policy-readback.js";
 import { sandboxFiles } from "./sandbox-files.js";
-import { describeEndpoint, parseDockerSettings, resolveEndpoint, type AgentCommandsMode, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
+import { describeEndpoint, dockerSettingsSchema, parseDockerSettings, resolveEndpoint, type AgentCommandsMode, type DockerSettings, type EngineEndpoint, type ResolvedDockerSettings } from "./settings.js";
 
 /** The Docker backend's capability manifest (must equal the copy in core's backend registry). */
 export const DOCKER_CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, EGRESS_ALLOWLIST: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: true, RECONNECT: true, RESOURCE_LIMITS: true, languages: ["python"] });
@@ -384,6 +384,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     packageName: "@sbx/docker",
     capabilities: DOCKER_CAPABILITIES,
     isolating: true,
+    settingsSchema: dockerSettingsSchema,
     detect,
     create,
     connect,

@@ -15,7 +15,7 @@ import { throwIfAborted } from "@sbx/core/adapter";
 import { E2B_CAPABILITIES } from "./e2b-capabilities.js";
 import { E2BDriver, E2B_WORKSPACE } from "./e2b-driver.js";
 import { planE2BNetwork, type E2BNetworkPlan } from "./e2b-network-policy.js";
-import { connectionOptionsOf, parseE2BSettings, type E2BSettings, type ResolvedE2BSettings } from "./e2b-settings.js";
+import { connectionOptionsOf, e2bSettingsSchema, parseE2BSettings, type E2BSettings, type ResolvedE2BSettings } from "./e2b-settings.js";
 import { E2B_KEY_REMEDY, mapE2BError } from "./map-e2b-error.js";
 
 /** Template used for `e2b://` with nothing after the scheme: E2B's code interpreter. */
@@ -106,6 +106,7 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
     packageName: "@sbx/e2b",
     capabilities: E2B_CAPABILITIES,
     isolating: true,
+    settingsSchema: e2bSettingsSchema,
 
     async detect(): Promise<BackendStatus> {
       if (!resolved.apiKey) {

@@ -6,7 +6,7 @@ import { REDACTED, throwIfAborted } from "@sbx/core/adapter";
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FakeDriver } from "./fake-driver.js";
-import { resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
+import { fakeSettingsSchema, resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
 import { FaultInjector } from "./fault-injector.js";
 import { sharedPythonInterpreters } from "./python-interpreters.js";
 
@@ -69,6 +69,8 @@ class FakeProvider implements FakeSandboxProvider {
   readonly backend = "fake";
   readonly packageName = "@sbx/fake";
   readonly isolating = false;
+  /** The settings this provider knows; core refuses any other `settings` key (ADR 0029). */
+  readonly settingsSchema = fakeSettingsSchema;
   readonly capabilities: Capabilities;
   readonly faults: FaultInjector;
   private readonly record = new CallRecord();

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { KILL_PROCESS_TREE_SCRIPT, posixFileOperations, posixReadFile } from "@sbx/core/adapter";
+import { commandOutOfMemoryReport, KILL_PROCESS_TREE_SCRIPT, OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, posixFileOperations, posixReadFile } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
@@ -32,6 +32,8 @@ export class ModalDriver implements SandboxDriverV1 {
   readonly audit: DriverAudit;
   private destroyed: Promise<void> | undefined;
   private readonly ended = new AbortController();
+  /** The cgroup's OOM kill counter as last read (null: the sandbox exposes none); read before the first command. */
+  private outOfMemoryKills: Promise<number | null> | undefined;
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -129,7 +131,34 @@ export class ModalDriver implements SandboxDriverV1 {
     }
   }
 
+  /** Reads the sandbox cgroup's OOM kill counter (core's probe script); null when unreadable. */
+  private async readOutOfMemoryKills(): Promise<number | null> {
+    try {
+      const probe = await this.sandbox.exec(["/bin/sh", "-c", OUT_OF_MEMORY_PROBE_SCRIPT]);
+      const [output] = await Promise.all([probe.stdout.readText(), probe.wait()]);
+      return parseOutOfMemoryKills(output);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Whether the kernel's OOM killer struck since the last read (ADR 0029), as core's honest report (ADR 0030): the
+   * counter names no victim, so a grown counter is unknown (`null`), an unchanged one `false`; null when unreadable.
+   */
+  private async outOfMemoryKilledSinceLastRead(): Promise<false | null> {
+    const before = await (this.outOfMemoryKills ?? Promise.resolve(null));
+    const now = this.orWhenDestroyed(this.readOutOfMemoryKills(), null);
+    this.outOfMemoryKills = now;
+    const after = await now;
+    if (after === null) return null;
+    return commandOutOfMemoryReport(after > (before ?? 0));
+  }
+
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    // The OOM counter's baseline, once, before the first command can change it.
+    this.outOfMemoryKills ??= this.orWhenDestroyed(this.readOutOfMemoryKills(), null);
+    await this.outOfMemoryKills;
     const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
     try {
@@ -167,8 +196,9 @@ export class ModalDriver implements SandboxDriverV1 {
           throw new SandboxNotFoundError({ backend: "modal", sandboxId: this.id, message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.` });
         }
       }
+      const outOfMemoryKilled = exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted ? await this.outOfMemoryKilledSinceLastRead() : undefined;
       await this.finishOutput(output, commandId, () => killed);
-      return { exitCode };
+      return outOfMemoryKilled === undefined ? { exitCode } : { exitCode, outOfMemoryKilled };
     })().finally(() => {
       exited = true;
     });

@@ -17,7 +17,7 @@ import { clientHasCredentials, createModalClient } from "./modal-client.js";
 import { ModalDriver, MODAL_WORKSPACE } from "./modal-driver.js";
 import { planModalNetwork } from "./modal-network-policy.js";
 import { planModalLifetime, planModalLimits } from "./modal-resources.js";
-import { parseModalSettings, type ModalSettings, type ResolvedModalSettings } from "./modal-settings.js";
+import { modalSettingsSchema, parseModalSettings, type ModalSettings, type ResolvedModalSettings } from "./modal-settings.js";
 import { mapModalError, MODAL_CREDENTIALS_REMEDY } from "./map-modal-error.js";
 
 /** Image used for `modal://` with nothing after the scheme: Python on Debian slim, pulled by Modal from Docker Hub. */
@@ -92,6 +92,7 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
     packageName: "@sbx/modal",
     capabilities: MODAL_CAPABILITIES,
     isolating: true,
+    settingsSchema: modalSettingsSchema,
 
     async detect(): Promise<BackendStatus> {
       let usable: boolean;

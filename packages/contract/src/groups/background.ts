@@ -63,7 +63,7 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     // The documented exit code of a killed command: 128 + SIGKILL (CommandHandle.wait).
     expect(result.exitCode).toBe(137);
     await new Promise((resolve) => setTimeout(resolve, 4000));
-    expect(await sandbox.files.exists("background-marker.txt")).toBe(false);
+    expect(await sandbox.files.exists("background-marker.txt"), "background-marker.txt exists: a child of the killed background command survived and wrote it").toBe(false);
   });
 
   if (capabilities.STDIN) {

@@ -118,10 +118,10 @@ export function registerCommandsTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     const command = "(sleep 3; echo leaked > timeout-marker.txt) & (sleep 3; echo leaked > timeout-marker.txt) & wait";
     const error = await expectSbxError(() => sandbox.commands.run(command, { timeoutMs: 1500 }), "SBX_TIMEOUT");
-    expect((error as { killed?: boolean }).killed).toBe(true);
+    expect((error as { killed?: boolean }).killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
     // Give the children time past their 3 s sleep: had any survived, the marker would now exist.
     await delay(4000);
-    expect(await sandbox.files.exists("timeout-marker.txt")).toBe(false);
+    expect(await sandbox.files.exists("timeout-marker.txt"), "timeout-marker.txt exists: a child of the timed-out command survived and wrote it").toBe(false);
     const processes = await processLines(sandbox);
     if (processes) expect(processes.filter((line) => /^sleep 3$/.test(line))).toEqual([]);
     expect((await sandbox.commands.run("echo still-usable")).stdout).toBe("still-usable\n");
@@ -141,7 +141,7 @@ export function registerCommandsTests(harness: ContractHarness): void {
     already.abort();
     await expectSbxError(() => sandbox.commands.run("echo never", { signal: already.signal }), "SBX_ABORTED");
     await delay(4000);
-    expect(await sandbox.files.exists("abort-marker.txt")).toBe(false);
+    expect(await sandbox.files.exists("abort-marker.txt"), "abort-marker.txt exists: a child of the aborted command survived and wrote it").toBe(false);
   });
 
   contractTest("commands.output-cap", "outputLimitBytes keeps at most the cap per stream: cap-1, cap, cap+1 give truncated false, false, true", async () => {
@@ -154,7 +154,7 @@ export function registerCommandsTests(harness: ContractHarness): void {
         expect(bytes.byteLength).toBe(Math.min(produced, cap));
         expect(result.truncated[stream]).toBe(produced > cap);
         expect(result.totalBytes[stream]).toBe(produced);
-        expect(result.truncated[stream === "stdout" ? "stderr" : "stdout"]).toBe(false);
+        expect(result.truncated[stream === "stdout" ? "stderr" : "stdout"], `truncated flag of the stream that was not flooded (${stream === "stdout" ? "stderr" : "stdout"})`).toBe(false);
       }
     }
   });
@@ -165,7 +165,7 @@ export function registerCommandsTests(harness: ContractHarness): void {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe("done\n");
     // The command returned before its child could finish: proof that the result was not gated on end of stream.
-    expect(await sandbox.files.exists("late-marker.txt")).toBe(false);
+    expect(await sandbox.files.exists("late-marker.txt"), "late-marker.txt exists: the result waited for the background child to end instead of returning when the shell exited").toBe(false);
   });
 
   contractTest("commands.invalid-arguments", "invalid command arguments raise SBX_INVALID_ARGUMENT", async () => {

@@ -86,9 +86,9 @@ export function registerCredentialsTests(harness: ContractHarness): void {
     const token = recordingSource();
     const sandbox = await harness.createSandbox({ secrets: { [NAME]: token.source }, timeoutMs: 2_000 });
     try {
-      expect(await eventually(() => token.revoked.length > 0, 30_000)).toBe(true);
+      expect(await eventually(() => token.revoked.length > 0, 30_000), `the token service saw a revocation within 30 s of the lifetime end (revoked: ${JSON.stringify(token.revoked)})`).toBe(true);
       expect(token.revoked.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "lifetime"]]);
-      expect(await eventually(() => sandbox.audit().credentials![0]!.outcome === "revoked", 10_000)).toBe(true);
+      expect(await eventually(() => sandbox.audit().credentials![0]!.outcome === "revoked", 10_000), `the audit record says the credential was revoked (credentials: ${JSON.stringify(sandbox.audit().credentials)})`).toBe(true);
     } finally {
       await sandbox.kill();
     }
@@ -105,8 +105,8 @@ export function registerCredentialsTests(harness: ContractHarness): void {
     try {
       await removeOutOfBand(sandbox);
       const error = await sandbox.commands.run("echo still-there").then(() => null, (caught: unknown) => caught);
-      expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
-      expect(await eventually(() => token.revoked.length > 0, 30_000)).toBe(true);
+      expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND"), `the call after the loss raised SBX_SANDBOX_NOT_FOUND (got ${String(error)})`).toBe(true);
+      expect(await eventually(() => token.revoked.length > 0, 30_000), `the token service saw a revocation within 30 s of the loss (revoked: ${JSON.stringify(token.revoked)})`).toBe(true);
       expect(token.revoked.map((request) => [request.sandboxId, request.reason])).toEqual([[sandbox.id, "lost"]]);
       await sandbox.kill();
       expect(token.revoked).toHaveLength(1);
@@ -133,7 +133,7 @@ export function registerCredentialsTests(harness: ContractHarness): void {
     try {
       const value = token.issued[0]!.value;
       const error = await expectSbxError(() => sandbox.kill(), "SBX_CREDENTIAL_REVOCATION");
-      expect(sandbox.closed).toBe(true);
+      expect(sandbox.closed, "sandbox.closed after a kill() whose revocation failed").toBe(true);
       expect(attempts).toBe(2);
       expect((error as unknown as { failures: unknown[] }).failures).toEqual([{ secretName: NAME, sourceId: token.source.id, attempts: 2, message: "token service unavailable while revoking [redacted]" }]);
       expect(error.message).not.toContain(value);

@@ -25,7 +25,7 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
     expect((await sandbox.commands.run("ln -s target.txt link.txt && mkdir -p folder && ln -s folder folder-link")).exitCode).toBe(0);
     expect(await sandbox.files.read("link.txt")).toBe("through the link");
     expect((await sandbox.files.stat("link.txt")).type).toBe("symlink");
-    expect(await sandbox.files.exists("link.txt")).toBe(true);
+    expect(await sandbox.files.exists("link.txt"), "files.exists(\"link.txt\") for a symlink inside the workspace").toBe(true);
     const listing = await sandbox.files.list(".");
     expect(listing.find((entry) => entry.name === "link.txt")?.type).toBe("symlink");
     await sandbox.files.write("folder-link/inner.txt", "inside");
@@ -85,7 +85,7 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
     await expectPathError(() => sandbox.files.remove("full"), "is-a-directory");
     expect(await sandbox.files.read("full/inner.txt")).toBe("kept");
     await sandbox.files.remove("full", { recursive: true });
-    expect(await sandbox.files.exists("full")).toBe(false);
+    expect(await sandbox.files.exists("full"), "files.exists(\"full\") after a recursive remove").toBe(false);
   });
 
   contractTest("policy.missing-cwd", "a missing cwd is a command result (non-zero exit, the shell's message), not an sbx error", async () => {

@@ -112,9 +112,9 @@ export function registerFilesTests(harness: ContractHarness): void {
     const stat = await sandbox.files.stat("listing/b.txt");
     expect(stat).toMatchObject({ name: "b.txt", type: "file", size: 5, path: `${sandbox.workspace}/listing/b.txt` });
     expect((await sandbox.files.stat("listing")).type).toBe("directory");
-    expect(await sandbox.files.exists("listing/a.txt")).toBe(true);
-    expect(await sandbox.files.exists("listing")).toBe(true);
-    expect(await sandbox.files.exists("listing/missing.txt")).toBe(false);
+    expect(await sandbox.files.exists("listing/a.txt"), "files.exists(\"listing/a.txt\") for a written file").toBe(true);
+    expect(await sandbox.files.exists("listing"), "files.exists(\"listing\") for a folder").toBe(true);
+    expect(await sandbox.files.exists("listing/missing.txt"), "files.exists(\"listing/missing.txt\") for a file never written").toBe(false);
   });
 
   contractTest("files.mkdir", "mkdir creates parents and succeeds when the folder exists", async () => {
@@ -129,10 +129,10 @@ export function registerFilesTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     await sandbox.files.write("gone.txt", "x");
     await sandbox.files.remove("gone.txt");
-    expect(await sandbox.files.exists("gone.txt")).toBe(false);
+    expect(await sandbox.files.exists("gone.txt"), "files.exists(\"gone.txt\") after files.remove").toBe(false);
     await sandbox.files.write("tree/leaf/file.txt", "x");
     await sandbox.files.remove("tree", { recursive: true });
-    expect(await sandbox.files.exists("tree")).toBe(false);
+    expect(await sandbox.files.exists("tree"), "files.exists(\"tree\") after a recursive files.remove").toBe(false);
     await expectSbxError(() => sandbox.files.remove("gone.txt"), "SBX_FILE_NOT_FOUND");
   });
 
@@ -140,12 +140,12 @@ export function registerFilesTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     await sandbox.files.write("before.txt", "moved");
     await sandbox.files.rename("before.txt", "after.txt");
-    expect(await sandbox.files.exists("before.txt")).toBe(false);
+    expect(await sandbox.files.exists("before.txt"), "files.exists(\"before.txt\") after renaming it").toBe(false);
     expect(await sandbox.files.read("after.txt")).toBe("moved");
     await sandbox.files.write("folder-a/inside.txt", "inside");
     await sandbox.files.rename("folder-a", "folder-b");
     expect(await sandbox.files.read("folder-b/inside.txt")).toBe("inside");
-    expect(await sandbox.files.exists("folder-a")).toBe(false);
+    expect(await sandbox.files.exists("folder-a"), "files.exists(\"folder-a\") after renaming the folder").toBe(false);
   });
 
   contractTest("files.missing", "reading or describing a missing file raises SBX_FILE_NOT_FOUND", async () => {

@@ -11,9 +11,9 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     expect(typeof sandbox.id).toBe("string");
     expect(sandbox.id.length).toBeGreaterThan(0);
     expect(sandbox.backend).toBe(provider.backend);
-    expect(sandbox.workspace.startsWith("/")).toBe(true);
+    expect(sandbox.workspace.startsWith("/"), `sandbox.workspace ${JSON.stringify(sandbox.workspace)} is absolute`).toBe(true);
     expect(sandbox.capabilities).toEqual(provider.capabilities);
-    expect(sandbox.closed).toBe(false);
+    expect(sandbox.closed, "sandbox.closed right after create").toBe(false);
     const result = await sandbox.commands.run("echo ready");
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe("ready\n");
@@ -24,18 +24,18 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     if (!sandboxExists) expect.fail("lifecycle.kill needs the sandboxExists(id) option, to ask the backend whether kill() removed the sandbox; wire it, or skip this test with a reason");
     await using sandbox = await harness.createSandbox();
     expect(sandbox.audit().closedAt).toBeNull();
-    expect(await sandboxExists(sandbox.id)).toBe(true);
+    expect(await sandboxExists(sandbox.id), `the backend reports sandbox ${sandbox.id} exists before kill()`).toBe(true);
     await sandbox.kill();
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after kill()").toBe(true);
     expect(typeof sandbox.audit().closedAt).toBe("string");
-    expect(await sandboxExists(sandbox.id)).toBe(false);
+    expect(await sandboxExists(sandbox.id), `the backend reports sandbox ${sandbox.id} exists after kill()`).toBe(false);
   });
 
   contractTest("lifecycle.kill-twice", "kill() is safe to call twice, also concurrently", async () => {
     await using sandbox = await harness.createSandbox();
     await Promise.all([sandbox.kill(), sandbox.kill()]);
     await sandbox.kill();
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after kill() twice").toBe(true);
   });
 
   contractTest("lifecycle.use-after-kill", "commands, files and runCode after kill() raise SBX_SANDBOX_CLOSED", async () => {
@@ -52,9 +52,9 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     {
       await using sandbox = await harness.createSandbox();
       escaped = sandbox;
-      expect(sandbox.closed).toBe(false);
+      expect(sandbox.closed, "sandbox.closed inside its await using block").toBe(false);
     }
-    expect(escaped?.closed).toBe(true);
+    expect(escaped?.closed, "sandbox.closed after leaving its await using block").toBe(true);
   });
 
   contractTest("lifecycle.invalid-create-options", "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched: nothing is created", async () => {

@@ -5,6 +5,12 @@ import { delay, describeGroup, expectSbxError, type ContractHarness, type Sandbo
 /** The sandbox lifetime (`timeoutMs`) `lost-sandbox.lifetime-ends` asks for. */
 export const LIFETIME_END_TEST_LIFETIME_MS = 5_000;
 
+/**
+ * How long `lost-sandbox.mid-command` waits, after removing the sandbox, for the running command to fail. Much shorter
+ * than the command (`sleep 600`), so the command's own end cannot pass it; long enough for a loaded machine.
+ */
+export const MID_COMMAND_LOSS_BOUND_MS = 25_000;
+
 function removerOf(harness: ContractHarness, context: TestContext): (sandbox: Sandbox) => Promise<void> {
   const remove = harness.options.removeOutOfBand;
   if (!remove) context.skip("the adapter's contract options give no removeOutOfBand hook, so the suite cannot remove a sandbox behind sbx's back");
@@ -25,7 +31,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     await sandbox.files.write("before.txt", "there");
     await remove(sandbox);
     await expectSbxError(() => sandbox.commands.run("echo hello"), "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after a call met the removed sandbox").toBe(true);
     await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_NOT_FOUND");
@@ -41,19 +47,23 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     await sandbox.files.write("before.txt", "there");
     await remove(sandbox);
     await expectSbxError(() => sandbox.files.read("before.txt"), "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after a file call met the removed sandbox").toBe(true);
     await sandbox.kill();
   });
 
-  contractTest("lost-sandbox.mid-command", "a command running when the sandbox is removed fails with SandboxNotFoundError, not a result", async (context) => {
+  contractTest("lost-sandbox.mid-command", `a command running when the sandbox is removed fails with SandboxNotFoundError within ${MID_COMMAND_LOSS_BOUND_MS / 1000} s (a watchdog, not the command's own end)`, async (context) => {
     const remove = removerOf(harness, context);
     const sandbox = await harness.createSandbox();
-    const running = sandbox.commands.run("echo started; sleep 60", { timeoutMs: 90_000 });
+    // The command would run for 10 minutes and its own timeout is longer still: only a driver that notices the loss
+    // (a watchdog, an exec stream that ends with the container) settles it inside the bound.
+    const running = sandbox.commands.run("echo started; sleep 600", { timeoutMs: 900_000 });
     running.catch(() => {});
     await delay(1_500);
     await remove(sandbox);
+    const settled = await Promise.race([running.then(() => "a result", () => "an error"), delay(MID_COMMAND_LOSS_BOUND_MS).then(() => "still running")]);
+    expect(settled, `the command ${settled === "still running" ? `was still running ${MID_COMMAND_LOSS_BOUND_MS / 1000} s after its sandbox was removed: no watchdog noticed the loss` : `settled with ${settled}`}`).toBe("an error");
     await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after the running command met the removal").toBe(true);
     await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
     await sandbox.kill();
   });
@@ -65,7 +75,7 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
     const running = sandbox.commands.run("echo started; sleep 120", { timeoutMs: 110_000 });
     running.catch(() => {});
     await expectSbxError(running, "SBX_SANDBOX_NOT_FOUND");
-    expect(sandbox.closed).toBe(true);
+    expect(sandbox.closed, "sandbox.closed after its lifetime ended").toBe(true);
     await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
     await expectSbxError(() => sandbox.files.write("after.txt", "x"), "SBX_SANDBOX_NOT_FOUND");
     await sandbox.kill();

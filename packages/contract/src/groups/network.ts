@@ -39,7 +39,7 @@ export function registerNetworkTests(harness: ContractHarness): void {
     const started = await network.startServers(1);
     try {
       await using sandbox = await harness.createSandbox();
-      expect(await probe(sandbox, network, started.servers[0]!.url)).toBe(false);
+      expect(await probe(sandbox, network, started.servers[0]!.url), `GET ${started.servers[0]!.url} answered 200 under egress deny`).toBe(false);
       expect(networkPolicyOf(sandbox).applied.egress).toBe("deny");
     } finally {
       await started.close();
@@ -51,7 +51,7 @@ export function registerNetworkTests(harness: ContractHarness): void {
     const started = await network.startServers(1);
     try {
       await using sandbox = await harness.createSandbox(allowedOptions({ network: { egress: "allow" } }));
-      expect(await probe(sandbox, network, started.servers[0]!.url)).toBe(true);
+      expect(await probe(sandbox, network, started.servers[0]!.url), `GET ${started.servers[0]!.url} answered 200 under egress allow`).toBe(true);
       expect(networkPolicyOf(sandbox).applied.egress).toBe("allow");
     } finally {
       await started.close();
@@ -65,8 +65,8 @@ export function registerNetworkTests(harness: ContractHarness): void {
       try {
         const [allowed, other] = started.servers;
         await using sandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [allowed!.host] } }));
-        expect(await probe(sandbox, network, allowed!.url)).toBe(true);
-        expect(await probe(sandbox, network, other!.url)).toBe(false);
+        expect(await probe(sandbox, network, allowed!.url), `GET ${allowed!.url} (on the allowlist) answered 200`).toBe(true);
+        expect(await probe(sandbox, network, other!.url), `GET ${other!.url} (not on the allowlist) answered 200`).toBe(false);
         expect(networkPolicyOf(sandbox).applied.egress).toBe("deny");
       } finally {
         await started.close();
@@ -81,7 +81,7 @@ export function registerNetworkTests(harness: ContractHarness): void {
         await using sandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [allowed!.host] } }));
         const bypass = (url: string) => `unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy NO_PROXY no_proxy; ${(network.probeCommand ?? defaultProbeCommand)(url)}`;
         const result = await sandbox.commands.run(bypass(other!.url), { timeoutMs: 30_000 });
-        expect(result.exitCode === 0 && result.stdout.trim() === "200").toBe(false);
+        expect(result.exitCode === 0 && result.stdout.trim() === "200", `the bypass attempt reached ${other!.url} (exit ${result.exitCode}, stdout ${JSON.stringify(result.stdout.slice(0, 200))})`).toBe(false);
       } finally {
         await started.close();
       }
@@ -94,10 +94,10 @@ export function registerNetworkTests(harness: ContractHarness): void {
         const [first, second] = started.servers;
         await using firstSandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [first!.host] } }));
         await using secondSandbox = await harness.createSandbox(allowedOptions({ network: { egress: "deny", allow: [second!.host] } }));
-        expect(await probe(firstSandbox, network, first!.url)).toBe(true);
-        expect(await probe(secondSandbox, network, second!.url)).toBe(true);
-        expect(await probe(firstSandbox, network, second!.url)).toBe(false);
-        expect(await probe(secondSandbox, network, first!.url)).toBe(false);
+        expect(await probe(firstSandbox, network, first!.url), `the first sandbox reached ${first!.url}, on its own allowlist`).toBe(true);
+        expect(await probe(secondSandbox, network, second!.url), `the second sandbox reached ${second!.url}, on its own allowlist`).toBe(true);
+        expect(await probe(firstSandbox, network, second!.url), `the first sandbox reached ${second!.url}, on the other sandbox's allowlist only`).toBe(false);
+        expect(await probe(secondSandbox, network, first!.url), `the second sandbox reached ${first!.url}, on the other sandbox's allowlist only`).toBe(false);
       } finally {
         await started.close();
       }

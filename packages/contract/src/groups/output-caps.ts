@@ -34,14 +34,14 @@ export function registerOutputCapsTests(harness: ContractHarness): void {
     expect(execution.truncated).toEqual({ stdout: true, stderr: false, results: false });
     expect(execution.totalBytes).toEqual({ stdout: FLOOD_BYTES, stderr: 0 });
     expect(streamed).toBe(FLOOD_BYTES);
-    expect(execution.outOfMemoryKilled === null || execution.outOfMemoryKilled === false).toBe(true);
+    expect(execution.outOfMemoryKilled === null || execution.outOfMemoryKilled === false, `outOfMemoryKilled is null or false for an output flood (got ${String(execution.outOfMemoryKilled)})`).toBe(true);
   });
 
   contractTest("output-caps.run-code-default-cap", "runCode without outputLimitBytes keeps the 16 MiB default, like commands", async () => {
     await using sandbox = await harness.createSandbox();
     const execution = await sandbox.runCode(`import sys\nblock = "y" * 65536\nfor _ in range(272):\n    sys.stdout.write(block)\n`);
     expect(execution.stdout.length).toBe(16 * 1024 * 1024);
-    expect(execution.truncated.stdout).toBe(true);
+    expect(execution.truncated.stdout, "truncated.stdout after a flood past the cap").toBe(true);
     expect(execution.totalBytes.stdout).toBe(272 * 65536);
   });
 

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile, access } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectSandbox, createSandbox } from "@sbx/core";
+import { connectSandbox, createSandbox, type ResourceLimits } from "@sbx/core";
 import { expect } from "vitest";
 import { expectPathError } from "./file-policy.js";
 import { countingProvider, describeGroup, expectCapabilityRefused, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
@@ -114,6 +114,95 @@ export function registerLimitsTests(harness: ContractHarness): void {
       await expectSbxError(() => createSandbox(harness.provider, mergeCreateOptions(options.createOptions, { limits: { ...limits, [key]: value } })), "SBX_CAPABILITY_NOT_SUPPORTED");
     }
   });
+
+  registerLimitMeasurements(harness, limits);
+}
+
+/** Reads the CPU quota of the sandbox's own cgroup (v2 `cpu.max`, else v1 `cfs_quota_us`/`cfs_period_us`) and `nproc`. */
+const CPU_LIMIT_COMMAND = [
+  "if [ -r /sys/fs/cgroup/cpu.max ]; then echo \"quota $(cat /sys/fs/cgroup/cpu.max)\";",
+  "elif [ -r /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then echo \"quota $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)\"; fi",
+  "echo \"nproc $(nproc 2>/dev/null || echo unknown)\"",
+].join("\n");
+
+/**
+ * Starts up to `attempts` sleeping processes, counting in `forks.txt` each one that started; fork failing ends the
+ * subshell. Only builtins run after the loop (the process table may be full), so the count can still be printed.
+ */
+function forkLoopCommand(attempts: number): string {
+  return [
+    "rm -f forks.txt",
+    `( n=0; while [ "$n" -lt ${attempts} ]; do sleep 30 </dev/null >/dev/null 2>&1 & n=$((n + 1)); echo "$n" > forks.txt; done ) 2>/dev/null`,
+    "read started < forks.txt",
+    "echo \"started $started\"",
+  ].join("\n");
+}
+
+/** Parses the CPU limit a command reported: quota/period from the cgroup (or null for "max"), and nproc. */
+function parseCpuLimit(output: string): { cgroupCpus: number | null | undefined; nproc: number | undefined } {
+  const quota = /^quota (\S+) (\d+)$/m.exec(output);
+  const nproc = /^nproc (\d+)$/m.exec(output);
+  let cgroupCpus: number | null | undefined;
+  if (quota) cgroupCpus = quota[1] === "max" || quota[1] === "-1" ? null : Number(quota[1]) / Number(quota[2]);
+  return { cgroupCpus, nproc: nproc ? Number(nproc[1]) : undefined };
+}
+
+/**
+ * Registers the limit measurements (ADR 0029): each limit the backend applies is measured from inside the sandbox,
+ * not read from the audit record. Memory: an allocation of twice the limit is killed (reported `outOfMemoryKilled`) or
+ * refused, while one of a quarter succeeds. CPUs: the sandbox's cgroup quota (`cpu.max`) equals the request, or
+ * `nproc` is at most the request rounded up. Pids: a fork loop stops before the limit and gets past half of it.
+ */
+function registerLimitMeasurements(harness: ContractHarness, limits: ResourceLimits): void {
+  const { contractTest } = harness;
+
+  if (limits.memoryMiB !== undefined) {
+    const memoryMiB = limits.memoryMiB;
+    contractTest("limits.memory-measured", "an allocation past the memory limit is killed (outOfMemoryKilled not false) or refused; one well under it succeeds", async () => {
+      await using sandbox = await harness.createSandbox({ limits });
+      const underMiB = Math.max(1, Math.floor(memoryMiB / 4));
+      const under = await sandbox.commands.run(`dd if=/dev/zero of=/dev/null bs=${underMiB}M count=1 2>/dev/null && echo allocated`);
+      expect({ exitCode: under.exitCode, stdout: under.stdout, stderr: under.stderr }, `a ${underMiB} MiB allocation under the ${memoryMiB} MiB limit`).toEqual({ exitCode: 0, stdout: "allocated\n", stderr: "" });
+      // dd fills its whole block buffer from /dev/zero, so every page of it is touched.
+      const overMiB = memoryMiB * 2;
+      const over = await sandbox.commands.run(`dd if=/dev/zero of=/dev/null bs=${overMiB}M count=1 && echo allocated`);
+      const observed = { exitCode: over.exitCode, outOfMemoryKilled: over.outOfMemoryKilled, stdout: over.stdout, stderr: over.stderr.slice(0, 300) };
+      expect(over.stdout, `a ${overMiB} MiB allocation past the ${memoryMiB} MiB limit succeeded: ${JSON.stringify(observed)}`).toBe("");
+      expect(over.exitCode, `a ${overMiB} MiB allocation past the limit exited 0: ${JSON.stringify(observed)}`).not.toBe(0);
+      const refused = /memory|cannot allocate/i.test(over.stderr);
+      // The OOM killer names no victim to the host (ADR 0030): a command it may have ended reads `null` (unknown), never
+      // `false`, which says the OOM killer ended nothing while the command ran.
+      expect(over.outOfMemoryKilled !== false || refused, `the allocation past the limit was reported as not out-of-memory (outOfMemoryKilled: false) and not refused with a memory error: ${JSON.stringify(observed)}`).toBe(true);
+    });
+  }
+
+  if (limits.cpus !== undefined) {
+    const cpus = limits.cpus;
+    contractTest("limits.cpus-measured", "the sandbox's CPU quota (cgroup cpu.max) equals the request, or nproc is at most the request rounded up", async () => {
+      await using sandbox = await harness.createSandbox({ limits });
+      const result = await sandbox.commands.run(CPU_LIMIT_COMMAND);
+      const measured = parseCpuLimit(result.stdout);
+      const observed = `${JSON.stringify(measured)} from ${JSON.stringify(result.stdout)} (stderr ${JSON.stringify(result.stderr)})`;
+      if (typeof measured.cgroupCpus === "number") {
+        expect(measured.cgroupCpus, `CPUs allowed by the cgroup quota, wanted ${cpus}: ${observed}`).toBeCloseTo(cpus, 2);
+        return;
+      }
+      expect(measured.nproc, `no cgroup CPU quota is set (${observed}); nproc must then show at most ${Math.ceil(cpus)} CPUs`).toBeLessThanOrEqual(Math.ceil(cpus));
+    });
+  }
+
+  if (limits.pids !== undefined) {
+    const pids = limits.pids;
+    contractTest("limits.pids-measured", "a fork loop stops before the pids limit (and gets past half of it)", async () => {
+      await using sandbox = await harness.createSandbox({ limits });
+      const attempts = pids * 3;
+      const result = await sandbox.commands.run(forkLoopCommand(attempts), { timeoutMs: 120_000 });
+      const started = Number(/^started (\d+)$/m.exec(result.stdout)?.[1] ?? Number.NaN);
+      const observed = `started ${started} of ${attempts} processes (exit ${result.exitCode}, stdout ${JSON.stringify(result.stdout)}, stderr ${JSON.stringify(result.stderr.slice(0, 300))})`;
+      expect(started, `processes a fork loop started under a ${pids}-process limit: ${observed}`).toBeLessThan(pids);
+      expect(started, `the fork loop stopped far below the ${pids}-process limit: ${observed}`).toBeGreaterThan(pids / 2);
+    });
+  }
 }
 
 /** Registers the reconnect tests (`RECONNECT`), or their refusal when it is off. */

@@ -71,7 +71,7 @@ export function registerReadLimitsTests(harness: ContractHarness): void {
       const limit = Math.min(1024 * 1024, file.limitBytes ?? Number.MAX_SAFE_INTEGER);
       const error = (await expectSbxError(() => sandbox.files.download(file.path, hostPath, { maxBytes: limit }), "SBX_FILE_TOO_LARGE")) as unknown as { sizeBytes: number };
       expect(error.sizeBytes).toBe(file.sizeBytes);
-      expect(existsSync(hostPath)).toBe(false);
+      expect(existsSync(hostPath), `the refused download left ${hostPath} on the host`).toBe(false);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }

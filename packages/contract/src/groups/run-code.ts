@@ -42,7 +42,7 @@ export function registerRunCodeTests(harness: ContractHarness): void {
     contractTest("run-code.rich-results", "with RICH_RESULTS, `1+1` gives a text/plain main result from the backend's own channel", async () => {
       await using sandbox = await harness.createSandbox();
       const execution = await sandbox.runCode("1+1");
-      expect(Array.isArray(execution.results)).toBe(true);
+      expect(Array.isArray(execution.results), `execution.results is an array (got ${JSON.stringify(execution.results)})`).toBe(true);
       const main = execution.results!.find((result) => result.isMainResult);
       expect(main?.data["text/plain"]).toBe("2");
     });

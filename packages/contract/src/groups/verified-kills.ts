@@ -39,11 +39,11 @@ export function registerVerifiedKillsTests(harness: ContractHarness): void {
     const error = (await expectSbxError(() => sandbox.commands.run(escapingCommand(heartbeat), { timeoutMs: 2_000 }), "SBX_TIMEOUT")) as { killed?: boolean; message: string };
     const survived = await heartbeatMoves(sandbox, heartbeat);
     // Honesty first: killed: true is a claim that nothing survived.
-    if (error.killed === true) expect(survived).toBe(false);
+    if (error.killed === true) expect(survived, "the escaped process still writes its heartbeat although the timeout reported killed: true").toBe(false);
     else expect(error.message).toMatch(/could not verify/);
     // And the kill itself must reach the escapee.
-    expect(survived).toBe(false);
-    expect(error.killed).toBe(true);
+    expect(survived, "the escaped process still writes its heartbeat after the timeout").toBe(false);
+    expect(error.killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
   });
 
   contractTest("verified-kills.abort-setsid-env-escape", "after an abort, a setsid + env -i escapee is gone", async (context) => {
@@ -59,7 +59,7 @@ export function registerVerifiedKillsTests(harness: ContractHarness): void {
     }
     controller.abort();
     await expectSbxError(running, "SBX_ABORTED");
-    expect(await heartbeatMoves(sandbox, heartbeat)).toBe(false);
+    expect(await heartbeatMoves(sandbox, heartbeat), "the escaped process still writes its heartbeat after the abort").toBe(false);
   });
 
   if (capabilities.BACKGROUND_COMMANDS) {
@@ -75,7 +75,7 @@ export function registerVerifiedKillsTests(harness: ContractHarness): void {
       await handle.kill();
       const result = await handle.wait();
       expect(result.exitCode).not.toBe(0);
-      expect(await heartbeatMoves(sandbox, heartbeat)).toBe(false);
+      expect(await heartbeatMoves(sandbox, heartbeat), "the escaped process still writes its heartbeat after the handle's kill()").toBe(false);
     });
   }
 }

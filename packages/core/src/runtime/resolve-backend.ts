@@ -13,6 +13,7 @@ import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredenti
 import { refuseCapabilityMethodMismatch } from "./capability-method-check.js";
 import { callAdapter, throwIfAborted } from "./guard.js";
 import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
+import { refuseUnknownSettings } from "./unknown-settings.js";
 import { validate } from "./validate.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import { loggedCall, resolveLogger, withDriverLogging } from "./backend-logging.js";
@@ -195,6 +196,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
     provider = await loadProvider(parsed.scheme, resolved.settings);
     providerTarget = parsed.target;
   }
+  refuseUnknownSettings(provider, resolved.settings);
   refuseUnsupportedPolicies(provider, resolved);
   if (credentials.size > 0) await revokeOrphansBeforeIssuing(credentials, signal);
   const secrets = Object.values(resolved.secrets);
@@ -226,6 +228,7 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   if (typeof sandboxId !== "string" || sandboxId.length === 0) throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
   if (typeof target !== "string" && (typeof target !== "object" || target === null)) throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://\" or a provider object." });
   const provider = typeof target === "string" ? await loadProvider(parseTarget(target).scheme, resolved.settings) : checkProvider(target);
+  refuseUnknownSettings(provider, resolved.settings);
   if (!provider.capabilities.RECONNECT || !provider.connect) {
     throw new CapabilityNotSupportedError({ capability: "RECONNECT", backend: provider.backend, supportedBy: backendsSupporting("RECONNECT", provider.backend) });
   }

@@ -43,6 +43,12 @@ export interface SandboxProviderV1 {
   readonly capabilities: Capabilities;
   /** True when the backend is an isolation boundary. */
   readonly isolating: boolean;
+  /**
+   * The zod object schema of the settings the provider accepts (`options.settings`, and the factory's argument), or
+   * any object whose `shape` names them. Core refuses a settings key it does not name with `InvalidArgumentError`
+   * before `create` is called (ADR 0029); without it, every settings key is refused. Default: none.
+   */
+  readonly settingsSchema?: { readonly shape: Readonly<Record<string, unknown>> };
   /** Checks whether the backend can be used now, without creating anything. */
   detect(options?: { signal?: AbortSignal }): Promise<BackendStatus>;
   /** Creates a sandbox. Must refuse (throw) rather than run with a weaker policy than requested. */

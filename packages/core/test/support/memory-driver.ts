@@ -259,6 +259,8 @@ export interface MemoryProviderOptions {
   createFailure?: string;
   /** Whether the provider implements `connect`. */
   connectable?: boolean;
+  /** The provider's `settingsSchema` (an object whose `shape` names the known settings). Default: none. */
+  settingsSchema?: { readonly shape: Readonly<Record<string, unknown>> };
 }
 
 /** A memory provider plus the drivers it created, for assertions. */
@@ -277,6 +279,7 @@ export function createMemoryProvider(options: MemoryProviderOptions = {}): Memor
     packageName: `@sbx-test/${backend}`,
     capabilities: options.capabilities ?? MEMORY_CAPABILITIES,
     isolating: false,
+    ...(options.settingsSchema ? { settingsSchema: options.settingsSchema } : {}),
     drivers,
     detectCalls: 0,
     async detect() {
