@@ -46,7 +46,10 @@ export default tseslint.config(
       // A variable a closure reads before its one assignment (a callback set up before the value exists) stays `let`.
       "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
       // A leading underscore marks a parameter or binding kept on purpose (an interface's shape, a rest-omit).
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", ignoreRestSiblings: true }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", ignoreRestSiblings: true },
+      ],
     },
   },
   {

@@ -12,7 +12,13 @@ import LongestFirstSequencer from "./vitest.sequencer.ts";
  */
 export default defineConfig({
   test: {
-    projects: ["packages/*/vitest.config.ts", "contract-tests/vitest.config.ts", "tools/*/vitest.config.ts", "examples/*/vitest.config.ts", "bench/vitest.config.ts"],
+    projects: [
+      "packages/*/vitest.config.ts",
+      "contract-tests/vitest.config.ts",
+      "tools/*/vitest.config.ts",
+      "examples/*/vitest.config.ts",
+      "bench/vitest.config.ts",
+    ],
     reporters: ["default"],
     maxWorkers: 3,
     sequence: { sequencer: LongestFirstSequencer },

@@ -36,6 +36,9 @@ export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const ordered = await super.sort(files);
     const seconds = (file: TestSpecification) => SLOW_FILES[relative(this.ctx.config.root, file.moduleId)] ?? 0;
-    return ordered.map((file, index) => ({ file, index })).sort((a, b) => seconds(b.file) - seconds(a.file) || a.index - b.index).map(({ file }) => file);
+    return ordered
+      .map((file, index) => ({ file, index }))
+      .sort((a, b) => seconds(b.file) - seconds(a.file) || a.index - b.index)
+      .map(({ file }) => file);
   }
 }

@@ -20,13 +20,31 @@ const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const iterations = sized(Number(benchArguments[0] ?? 40), 1);
 const docker = new Docker();
 const provider = createSandboxProvider({ image });
-const defaults = { network: { egress: "deny" }, timeoutMs: 600_000, env: {}, secrets: {}, metadata: { bench: "agent" }, mounts: [], user: "default", allowFake: false, settings: {} };
+const defaults = {
+  network: { egress: "deny" },
+  timeoutMs: 600_000,
+  env: {},
+  secrets: {},
+  metadata: { bench: "agent" },
+  mounts: [],
+  user: "default",
+  allowFake: false,
+  settings: {},
+};
 
 const rows = [];
 function row(name, work, raw, target) {
   const ratio = raw ? median(work) / median(raw) : undefined;
   const pass = target === undefined || ratio === undefined ? "-" : ratio <= target ? "yes" : "NO";
-  rows.push([name, median(work).toFixed(1), p95(work).toFixed(1), raw ? median(raw).toFixed(1) : "-", ratio === undefined ? "-" : ratio.toFixed(3), target === undefined ? "-" : `<= ${target}`, pass]);
+  rows.push([
+    name,
+    median(work).toFixed(1),
+    p95(work).toFixed(1),
+    raw ? median(raw).toFixed(1) : "-",
+    ratio === undefined ? "-" : ratio.toFixed(3),
+    target === undefined ? "-" : `<= ${target}`,
+    pass,
+  ]);
 }
 
 const rawContainer = await docker.createContainer(await adapterContainerConfig(provider, { "sbx.bench": "agent" }));
@@ -46,7 +64,15 @@ try {
   // Before: the same one-shot through a plain exec (core's runPythonOneShot, what Docker did without the agent).
   const driver = await provider.create({ target: image, options: defaults });
   try {
-    const quiet = { code: "1 + 1", language: "python", env: {}, cwd: driver.workspace, onStdout: () => {}, onStderr: () => {}, signal: new AbortController().signal };
+    const quiet = {
+      code: "1 + 1",
+      language: "python",
+      env: {},
+      cwd: driver.workspace,
+      onStdout: () => {},
+      onStderr: () => {},
+      signal: new AbortController().signal,
+    };
     const before = await alternate(Math.min(iterations, 20), () => runPythonOneShot(driver, quiet), raw);
     row("one-shot runCode via plain exec (before)", before.work, before.raw);
     // Commands: the plain exec path (settings.agentCommands "off"), then through the warm agent (Docker's default
@@ -61,7 +87,11 @@ try {
     const warm = await alternate(iterations, () => sandbox.commands.run("true"), raw);
     row("commands.run(`true`) through the agent (Docker default, warm)", warm.work, warm.raw, 0.15);
     // For comparison: the agent path without the backend's enforcement (no tag, no root kill, no OOM probe; ADR 0016's opt-in).
-    const untagged = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), { provider, target: image, options: defaults });
+    const untagged = createSandboxFromDriver(withCodeAgent(driver, { backend: "docker", commands: "agent" }), {
+      provider,
+      target: image,
+      options: defaults,
+    });
     await untagged.runCode("1");
     const bare = await alternate(iterations, () => untagged.commands.run("true"), raw);
     row("commands.run(`true`) through the agent, no enforcement (ADR 0016)", bare.work, bare.raw);
@@ -77,7 +107,7 @@ try {
         await fresh.kill();
       }
     }
-    row("first command with agentCommands \"start\" (agent start + run)", startFirst);
+    row('first command with agentCommands "start" (agent start + run)', startFirst);
   } finally {
     await driver.destroy();
   }

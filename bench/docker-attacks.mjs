@@ -19,8 +19,15 @@ const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const docker = new Docker();
 const provider = adapter.createSandboxProvider({ image });
 const seconds = (start) => Math.round((Date.now() - start) / 100) / 10;
-const describe = (error) => (error && typeof error === "object" ? { code: error.code ?? error.name, killed: error.killed, message: String(error.message).slice(0, 160) } : { value: String(error) });
-const settle = (promise) => promise.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error: describe(error) }));
+const describe = (error) =>
+  error && typeof error === "object"
+    ? { code: error.code ?? error.name, killed: error.killed, message: String(error.message).slice(0, 160) }
+    : { value: String(error) };
+const settle = (promise) =>
+  promise.then(
+    (value) => ({ ok: true, value }),
+    (error) => ({ ok: false, error: describe(error) }),
+  );
 const countLine = (text, pattern) => text.split("\n").filter((line) => pattern.test(line)).length;
 async function psOf(sandbox) {
   const result = await settle(sandbox.commands.run("ps -eo user:12,args --no-headers"));
@@ -39,9 +46,14 @@ const attacks = {
     const sandbox = await core.createSandbox(provider);
     try {
       const started = Date.now();
-      const escape = "(setsid env -i /bin/sleep 981 &); python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execve('/bin/sleep', ['sleep', '982'], {})\n\"; sleep 999";
+      const escape =
+        "(setsid env -i /bin/sleep 981 &); python3 -c \"import os\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        os.execve('/bin/sleep', ['sleep', '982'], {})\n\"; sleep 999";
       const outcome = await settle(sandbox.commands.run(escape, { timeoutMs: 1500 }));
-      return { secondsToReturn: seconds(started), reported: outcome.ok ? outcome.value.exitCode : outcome.error, processesLeft: countLine(await psOf(sandbox), /sleep 98[12]|sleep 999/) };
+      return {
+        secondsToReturn: seconds(started),
+        reported: outcome.ok ? outcome.value.exitCode : outcome.error,
+        processesLeft: countLine(await psOf(sandbox), /sleep 98[12]|sleep 999/),
+      };
     } finally {
       await sandbox.kill();
     }
@@ -56,7 +68,14 @@ const attacks = {
       const started = Date.now();
       const later = await settle(sandbox.commands.run("sleep 984", { timeoutMs: 1000 }));
       const afterLater = await psOf(sandbox);
-      return { handleKill: killed.ok ? "resolved" : killed.error, watchersLeft: countLine(afterKill, /while :; do pkill/), commandLeft: countLine(afterKill, /sleep 983/), laterTimeout: later.ok ? later.value.exitCode : later.error, laterSecondsToReturn: seconds(started), laterLeft: countLine(afterLater, /sleep 984/) };
+      return {
+        handleKill: killed.ok ? "resolved" : killed.error,
+        watchersLeft: countLine(afterKill, /while :; do pkill/),
+        commandLeft: countLine(afterKill, /sleep 983/),
+        laterTimeout: later.ok ? later.value.exitCode : later.error,
+        laterSecondsToReturn: seconds(started),
+        laterLeft: countLine(afterLater, /sleep 984/),
+      };
     } finally {
       await sandbox.kill();
     }
@@ -68,7 +87,12 @@ const attacks = {
       const outcome = await settle(sandbox.commands.run("b() { b | b & }; b; sleep 60", { timeoutMs: 3000 }));
       const secondsToReturn = seconds(started);
       const probe = await settle(sandbox.commands.run("cat /sys/fs/cgroup/pids/pids.current", { timeoutMs: 15_000 }));
-      return { secondsToReturn, reported: outcome.ok ? outcome.value.exitCode : outcome.error, pidsAfter: probe.ok ? Number(probe.value.stdout.trim()) : probe.error, usableAfter: probe.ok && probe.value.exitCode === 0 };
+      return {
+        secondsToReturn,
+        reported: outcome.ok ? outcome.value.exitCode : outcome.error,
+        pidsAfter: probe.ok ? Number(probe.value.stdout.trim()) : probe.error,
+        usableAfter: probe.ok && probe.value.exitCode === 0,
+      };
     } finally {
       await sandbox.kill();
     }
@@ -76,7 +100,11 @@ const attacks = {
   async "stop-the-deadline"() {
     const sandbox = await core.createSandbox(provider, { timeoutMs: 6000 });
     const created = Date.now();
-    const attack = await settle(sandbox.commands.run("for p in $(ps -eo pid= -o args= | awk '/sleep [0-9]/ && !/awk/ { print $1 }'); do kill -STOP $p && echo stopped $p; done; kill -STOP 1 && echo stopped 1; true"));
+    const attack = await settle(
+      sandbox.commands.run(
+        "for p in $(ps -eo pid= -o args= | awk '/sleep [0-9]/ && !/awk/ { print $1 }'); do kill -STOP $p && echo stopped $p; done; kill -STOP 1 && echo stopped 1; true",
+      ),
+    );
     let ended = false;
     while (Date.now() - created < 30_000) {
       if (await gone(sandbox.id)) {
@@ -85,7 +113,12 @@ const attacks = {
       }
       await new Promise((done) => setTimeout(done, 250));
     }
-    const result = { lifetimeSeconds: 6, attackOutput: attack.ok ? attack.value.stdout.trim().split("\n").filter(Boolean) : attack.error, ended, secondsToEnd: ended ? seconds(created) : ">30" };
+    const result = {
+      lifetimeSeconds: 6,
+      attackOutput: attack.ok ? attack.value.stdout.trim().split("\n").filter(Boolean) : attack.error,
+      ended,
+      secondsToEnd: ended ? seconds(created) : ">30",
+    };
     await sandbox.kill();
     return result;
   },
@@ -126,7 +159,9 @@ setInterval(() => {}, 1000);`;
       const removed = await settle(sandbox.files.remove("big"));
       const after = await settle(sandbox.commands.run("echo alive"));
       return {
-        fill: fill.ok ? { exitCode: fill.value.exitCode, outOfMemoryKilled: fill.value.outOfMemoryKilled, tail: fill.value.stdout.trim().split("\n").slice(-2) } : fill.error,
+        fill: fill.ok
+          ? { exitCode: fill.value.exitCode, outOfMemoryKilled: fill.value.outOfMemoryKilled, tail: fill.value.stdout.trim().split("\n").slice(-2) }
+          : fill.error,
         commandAfterFill: echo.ok ? echo.value.exitCode : echo.error,
         runCodeAfterFill: code.ok ? { stdout: code.value.stdout, error: code.value.error } : code.error,
         upload100MB: upload.ok ? "succeeded" : upload.error,
@@ -145,7 +180,11 @@ setInterval(() => {}, 1000);`;
       const shadow = await settle(sandbox.files.read("etc-dir/shadow"));
       const long = await settle(sandbox.files.write("n".repeat(300), "x"));
       const missing = await settle(sandbox.files.write("a/b/" + "m".repeat(300) + "/c", "x"));
-      return { readEtcShadow: shadow.ok ? `returned ${shadow.value.length} chars of /etc/shadow` : shadow.error, longName: long.ok ? "succeeded" : long.error, longNameNested: missing.ok ? "succeeded" : missing.error };
+      return {
+        readEtcShadow: shadow.ok ? `returned ${shadow.value.length} chars of /etc/shadow` : shadow.error,
+        longName: long.ok ? "succeeded" : long.error,
+        longNameNested: missing.ok ? "succeeded" : missing.error,
+      };
     } finally {
       await sandbox.kill();
     }
@@ -160,7 +199,11 @@ setInterval(() => {}, 1000);`;
     const during = await settle(shortLived.commands.run("sleep 30"));
     await sandbox.kill();
     await shortLived.kill();
-    return { commandsRun: run.ok ? run.value.exitCode : run.error.code, filesRead: read.ok ? "returned" : read.error.code, lifetimeEndsDuringCommand: during.ok ? `exit ${during.value.exitCode}` : during.error.code };
+    return {
+      commandsRun: run.ok ? run.value.exitCode : run.error.code,
+      filesRead: read.ok ? "returned" : read.error.code,
+      lifetimeEndsDuringCommand: during.ok ? `exit ${during.value.exitCode}` : during.error.code,
+    };
   },
   async "apparmor-audit"() {
     const sandbox = await core.createSandbox(provider);

@@ -58,12 +58,25 @@ async function rawDownload(container, path, hostPath) {
   for await (const entry of extract) await pipeline(entry, createWriteStream(hostPath));
 }
 
-const remove = (id) => docker.getContainer(id).remove({ force: true, v: true }).catch(() => {});
+const remove = (id) =>
+  docker
+    .getContainer(id)
+    .remove({ force: true, v: true })
+    .catch(() => {});
 
 const results = [];
 function record(name, adapterTimes, rawTimes, target, pass) {
   const ratio = median(adapterTimes) / median(rawTimes);
-  results.push([name, median(adapterTimes).toFixed(1), p95(adapterTimes).toFixed(1), median(rawTimes).toFixed(1), p95(rawTimes).toFixed(1), ratio.toFixed(3), target, pass(ratio) ? "yes" : "NO"]);
+  results.push([
+    name,
+    median(adapterTimes).toFixed(1),
+    p95(adapterTimes).toFixed(1),
+    median(rawTimes).toFixed(1),
+    p95(rawTimes).toFixed(1),
+    ratio.toFixed(3),
+    target,
+    pass(ratio) ? "yes" : "NO",
+  ]);
 }
 
 async function main() {
@@ -91,16 +104,20 @@ async function main() {
     const rawTimes = [];
     for (let index = 0; index < rounds; index++) {
       let sandbox;
-      adapterTimes.push(await time(async () => {
-        sandbox = await createSandbox(provider);
-        await sandbox.commands.run("true");
-      }));
+      adapterTimes.push(
+        await time(async () => {
+          sandbox = await createSandbox(provider);
+          await sandbox.commands.run("true");
+        }),
+      );
       await sandbox.kill();
       let container;
-      rawTimes.push(await time(async () => {
-        container = await rawCreate();
-        await rawExec(container, "true");
-      }));
+      rawTimes.push(
+        await time(async () => {
+          container = await rawCreate();
+          await rawExec(container, "true");
+        }),
+      );
       await remove(container.id);
     }
     record("cold create to first command (ms)", adapterTimes, rawTimes, "<= 1.10", (ratio) => ratio <= 1.1);
@@ -125,7 +142,7 @@ async function main() {
     const size = fileMiB * 1024 * 1024;
     const source = join(scratch, "source.bin");
     const chunk = Buffer.alloc(1024 * 1024);
-    for (let index = 0; index < chunk.length; index += 4) chunk.writeUInt32LE(index * 2654435761 >>> 0, index);
+    for (let index = 0; index < chunk.length; index += 4) chunk.writeUInt32LE((index * 2654435761) >>> 0, index);
     await writeFile(source, Buffer.concat(Array.from({ length: fileMiB }, () => chunk)));
     const uploadAdapter = [];
     const uploadRaw = [];
@@ -137,7 +154,10 @@ async function main() {
       const rawUploadOnce = async () => uploadRaw.push(await time(() => rawUpload(container, source, size, "/workspace", "up.bin")));
       const adapterDownload = async () => downloadAdapter.push(await time(() => sandbox.files.download("up.bin", join(scratch, "down.bin"))));
       const rawDownloadOnce = async () => downloadRaw.push(await time(() => rawDownload(container, "/workspace/up.bin", join(scratch, "down.bin"))));
-      for (const step of index % 2 === 0 ? [adapterUpload, rawUploadOnce, adapterDownload, rawDownloadOnce] : [rawUploadOnce, adapterUpload, rawDownloadOnce, adapterDownload]) await step();
+      for (const step of index % 2 === 0
+        ? [adapterUpload, rawUploadOnce, adapterDownload, rawDownloadOnce]
+        : [rawUploadOnce, adapterUpload, rawDownloadOnce, adapterDownload])
+        await step();
     }
     record(`${fileMiB} MiB upload (ms)`, uploadAdapter, uploadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
     record(`${fileMiB} MiB download (ms)`, downloadAdapter, downloadRaw, "<= 1.11 (>= 0.9x throughput)", (ratio) => ratio <= 1 / 0.9);
@@ -149,22 +169,30 @@ async function main() {
     const rawTimes = [];
     for (let index = 0; index < sized(3, 1); index++) {
       let sandboxes = [];
-      adapterTimes.push(await time(async () => {
-        sandboxes = await Promise.all(Array.from({ length: atOnce }, async () => {
-          const created = await createSandbox(provider);
-          await created.commands.run("true");
-          return created;
-        }));
-      }));
+      adapterTimes.push(
+        await time(async () => {
+          sandboxes = await Promise.all(
+            Array.from({ length: atOnce }, async () => {
+              const created = await createSandbox(provider);
+              await created.commands.run("true");
+              return created;
+            }),
+          );
+        }),
+      );
       await Promise.all(sandboxes.map((created) => created.kill()));
       let containers = [];
-      rawTimes.push(await time(async () => {
-        containers = await Promise.all(Array.from({ length: atOnce }, async () => {
-          const created = await rawCreate();
-          await rawExec(created, "true");
-          return created;
-        }));
-      }));
+      rawTimes.push(
+        await time(async () => {
+          containers = await Promise.all(
+            Array.from({ length: atOnce }, async () => {
+              const created = await rawCreate();
+              await rawExec(created, "true");
+              return created;
+            }),
+          );
+        }),
+      );
       await Promise.all(containers.map((created) => remove(created.id)));
     }
     record(`${atOnce} sandboxes at once (ms, total)`, adapterTimes, rawTimes, "<= 1.10", (ratio) => ratio <= 1.1);
@@ -185,10 +213,15 @@ async function main() {
     peak = Math.max(peak, process.memoryUsage().rss);
     const growthMiB = (peak - before) / 1024 / 1024;
     console.log("");
-    console.log(formatTable(["measure", "value", "target", "met"], [
-      [`host RSS growth downloading ${bigDownloadMiB} MiB (MiB)`, growthMiB.toFixed(1), "< 64", growthMiB < 64 ? "yes" : "NO"],
-      [`${bigDownloadMiB} MiB download time (ms)`, elapsed.toFixed(0), "-", "-"],
-    ]));
+    console.log(
+      formatTable(
+        ["measure", "value", "target", "met"],
+        [
+          [`host RSS growth downloading ${bigDownloadMiB} MiB (MiB)`, growthMiB.toFixed(1), "< 64", growthMiB < 64 ? "yes" : "NO"],
+          [`${bigDownloadMiB} MiB download time (ms)`, elapsed.toFixed(0), "-", "-"],
+        ],
+      ),
+    );
   }
 
   await sandbox.kill();

@@ -21,30 +21,71 @@ const provider = createSandboxProvider({ ...connection });
 const rawCreateOptions = { ...connection, allowInternetAccess: false, network: { allowOut: [], denyOut: ["0.0.0.0/0"] }, timeoutMs: 600_000 };
 const rows = [];
 try {
-  rows.push(await compareWithRaw("create (+ kill, not timed)", createIterations,
-    async () => { const sandbox = await createSandbox(provider); void sandbox.kill(); },
-    async () => { const sandbox = await Sandbox.create("code-interpreter-v1", rawCreateOptions); void sandbox.kill(); },
-    "adapter also reads back getInfo for the audit record"));
+  rows.push(
+    await compareWithRaw(
+      "create (+ kill, not timed)",
+      createIterations,
+      async () => {
+        const sandbox = await createSandbox(provider);
+        void sandbox.kill();
+      },
+      async () => {
+        const sandbox = await Sandbox.create("code-interpreter-v1", rawCreateOptions);
+        void sandbox.kill();
+      },
+      "adapter also reads back getInfo for the audit record",
+    ),
+  );
 
   const adapterSandbox = await createSandbox(provider);
   const rawSandbox = await Sandbox.create("code-interpreter-v1", rawCreateOptions);
   try {
-    rows.push(await compareWithRaw("command (echo)", iterations,
-      () => adapterSandbox.commands.run("echo hello"),
-      () => rawSandbox.commands.run("echo hello")));
-    rows.push(await compareWithRaw("file round trip (64 KiB write + read)", iterations,
-      async () => { await adapterSandbox.files.write("bench.bin", payload); await adapterSandbox.files.read("bench.bin", { format: "bytes" }); },
-      async () => { await rawSandbox.files.write("/home/user/bench.bin", payload.slice().buffer); await rawSandbox.files.read("/home/user/bench.bin", { format: "bytes" }); },
-      "adapter stats the path alongside the read (regular-file check)"));
-    rows.push(await compareWithRaw("runCode one-shot (fresh state)", iterations,
-      () => adapterSandbox.runCode("21 * 2"),
-      async () => { const context = await rawSandbox.createCodeContext(); await rawSandbox.runCode("21 * 2", { context }); await rawSandbox.removeCodeContext(context); },
-      "raw: createCodeContext + runCode + removeCodeContext; adapter removes the context without waiting"));
+    rows.push(
+      await compareWithRaw(
+        "command (echo)",
+        iterations,
+        () => adapterSandbox.commands.run("echo hello"),
+        () => rawSandbox.commands.run("echo hello"),
+      ),
+    );
+    rows.push(
+      await compareWithRaw(
+        "file round trip (64 KiB write + read)",
+        iterations,
+        async () => {
+          await adapterSandbox.files.write("bench.bin", payload);
+          await adapterSandbox.files.read("bench.bin", { format: "bytes" });
+        },
+        async () => {
+          await rawSandbox.files.write("/home/user/bench.bin", payload.slice().buffer);
+          await rawSandbox.files.read("/home/user/bench.bin", { format: "bytes" });
+        },
+        "adapter stats the path alongside the read (regular-file check)",
+      ),
+    );
+    rows.push(
+      await compareWithRaw(
+        "runCode one-shot (fresh state)",
+        iterations,
+        () => adapterSandbox.runCode("21 * 2"),
+        async () => {
+          const context = await rawSandbox.createCodeContext();
+          await rawSandbox.runCode("21 * 2", { context });
+          await rawSandbox.removeCodeContext(context);
+        },
+        "raw: createCodeContext + runCode + removeCodeContext; adapter removes the context without waiting",
+      ),
+    );
     const adapterContext = await adapterSandbox.createCodeContext();
     const rawContext = await rawSandbox.createCodeContext();
-    rows.push(await compareWithRaw("runCode in a context", iterations,
-      () => adapterSandbox.runCode("21 * 2", { contextId: adapterContext.id }),
-      () => rawSandbox.runCode("21 * 2", { context: rawContext })));
+    rows.push(
+      await compareWithRaw(
+        "runCode in a context",
+        iterations,
+        () => adapterSandbox.runCode("21 * 2", { contextId: adapterContext.id }),
+        () => rawSandbox.runCode("21 * 2", { context: rawContext }),
+      ),
+    );
   } finally {
     await adapterSandbox.kill();
     await rawSandbox.kill();

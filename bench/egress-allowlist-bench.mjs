@@ -57,7 +57,13 @@ const network = await docker.createNetwork({ Name: networkName, Driver: "bridge"
 let server;
 const sandboxes = [];
 try {
-  server = await docker.createContainer({ Image: image, Entrypoint: ["python3", "-c", SERVER], Cmd: [], Labels: { "sbx.test": "1" }, HostConfig: { NetworkMode: networkName, AutoRemove: true } });
+  server = await docker.createContainer({
+    Image: image,
+    Entrypoint: ["python3", "-c", SERVER],
+    Cmd: [],
+    Labels: { "sbx.test": "1" },
+    HostConfig: { NetworkMode: networkName, AutoRemove: true },
+  });
   await server.start();
   const address = (await server.inspect()).NetworkSettings.Networks[networkName].IPAddress;
   const url = `http://${address}:8080/${megabytes}`;
@@ -67,7 +73,9 @@ try {
   const allowed = await createSandbox(provider, { network: { egress: "allow" } });
   sandboxes.push(allowed);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const probe = await allowed.commands.run(`python3 -c 'import urllib.request; urllib.request.urlopen("http://${address}:8080/1", timeout=1).read()'`);
+    const probe = await allowed.commands.run(
+      `python3 -c 'import urllib.request; urllib.request.urlopen("http://${address}:8080/1", timeout=1).read()'`,
+    );
     if (probe.exitCode === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -88,7 +96,11 @@ try {
 
   const createTimes = { deny: [], allowlist: [], allowlistExec: [] };
   for (let run = 0; run < createRuns; run++) {
-    for (const [kind, options, from] of [["deny", { network: { egress: "deny" } }, provider], ["allowlist", { network: { egress: "deny", allow: [address] } }, provider], ["allowlistExec", { network: { egress: "deny", allow: [address] } }, execProvider]]) {
+    for (const [kind, options, from] of [
+      ["deny", { network: { egress: "deny" } }, provider],
+      ["allowlist", { network: { egress: "deny", allow: [address] } }, provider],
+      ["allowlistExec", { network: { egress: "deny", allow: [address] } }, execProvider],
+    ]) {
       const start = performance.now();
       const sandbox = await createSandbox(from, options);
       createTimes[kind].push(performance.now() - start);
@@ -108,7 +120,11 @@ try {
     execStreamMBps: rounded(speeds.exec),
     execStreamRatios: ratios(speeds.exec),
     goal: ">= 0.5",
-    createMedianMs: { deny: Math.round(median(createTimes.deny)), allowlist: Math.round(median(createTimes.allowlist)), allowlistExec: Math.round(median(createTimes.allowlistExec)) },
+    createMedianMs: {
+      deny: Math.round(median(createTimes.deny)),
+      allowlist: Math.round(median(createTimes.allowlist)),
+      allowlistExec: Math.round(median(createTimes.allowlistExec)),
+    },
     createRuns,
   };
   console.log(JSON.stringify(report));

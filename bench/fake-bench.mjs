@@ -53,7 +53,11 @@ if (process.argv[2] === "--sample") {
   const samples = new Map(variants.map((variant) => [variant.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const variant of variants) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--sample", variant.preload ? "preload" : "lazy", variant.think ? "think" : "now"], { encoding: "utf8" });
+      const child = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), "--sample", variant.preload ? "preload" : "lazy", variant.think ? "think" : "now"],
+        { encoding: "utf8" },
+      );
       if (child.status !== 0) {
         console.error(child.stderr);
         process.exit(1);

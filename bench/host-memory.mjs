@@ -15,7 +15,9 @@ const [which = "runCode", size = "256"] = benchArguments;
 // Smoke mode (--smoke, lib/smoke.mjs): 4 MiB and a 4 MiB warm-up.
 const mebibytes = smoke ? 4 : Number(size);
 const warmUpMiB = smoke ? 4 : 64;
-const sandbox = await createSandbox(createSandboxProvider({ image: process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11" }), { metadata: { bench: "host-memory" } });
+const sandbox = await createSandbox(createSandboxProvider({ image: process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11" }), {
+  metadata: { bench: "host-memory" },
+});
 try {
   // Warm-up: one-time costs (V8's young generation growing to its maximum) are not growth caused by the flood.
   await sandbox.runCode(`import sys\nblock = 'w' * 1048576\nfor _ in range(${warmUpMiB}):\n    sys.stdout.write(block)\n`);
@@ -48,7 +50,15 @@ try {
   }
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
-  console.log(JSON.stringify({ case: which, mebibytes, rssGrowthMiB: Number(((peak - baseline) / 1048576).toFixed(1)), seconds: (Date.now() - started) / 1000, outcome }));
+  console.log(
+    JSON.stringify({
+      case: which,
+      mebibytes,
+      rssGrowthMiB: Number(((peak - baseline) / 1048576).toFixed(1)),
+      seconds: (Date.now() - started) / 1000,
+      outcome,
+    }),
+  );
 } finally {
   await sandbox.kill();
 }

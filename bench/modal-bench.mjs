@@ -17,7 +17,12 @@ const createIterations = sized(Math.max(3, Math.round(iterations / 3)), 1);
 const payload = new Uint8Array(64 * 1024).map((_, index) => index % 251);
 
 const emulator = await startModalEmulator({});
-const provider = createSandboxProvider({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, serverUrl: emulator.serverUrl, logLevel: "error" });
+const provider = createSandboxProvider({
+  tokenId: emulator.tokenId,
+  tokenSecret: emulator.tokenSecret,
+  serverUrl: emulator.serverUrl,
+  logLevel: "error",
+});
 process.env.MODAL_SERVER_URL = emulator.serverUrl;
 const client = new ModalClient({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, logLevel: "error" });
 delete process.env.MODAL_SERVER_URL;
@@ -33,21 +38,48 @@ async function rawRun(sandbox, command) {
 
 const rows = [];
 try {
-  rows.push(await compareWithRaw("create (+ kill, not timed)", createIterations,
-    async () => { const sandbox = await createSandbox(provider); void sandbox.kill(); },
-    async () => { const sandbox = await rawCreate(); void sandbox.terminate(); }));
+  rows.push(
+    await compareWithRaw(
+      "create (+ kill, not timed)",
+      createIterations,
+      async () => {
+        const sandbox = await createSandbox(provider);
+        void sandbox.kill();
+      },
+      async () => {
+        const sandbox = await rawCreate();
+        void sandbox.terminate();
+      },
+    ),
+  );
 
   const adapterSandbox = await createSandbox(provider);
   const rawSandbox = await rawCreate();
   try {
-    rows.push(await compareWithRaw("command (echo)", iterations,
-      () => adapterSandbox.commands.run("echo hello"),
-      () => rawRun(rawSandbox, "echo hello"),
-      "adapter: wrapper shell (own session, pid file, stdin from /dev/null)"));
-    rows.push(await compareWithRaw("file round trip (64 KiB write + read)", iterations,
-      async () => { await adapterSandbox.files.write("bench.bin", payload); await adapterSandbox.files.read("bench.bin", { format: "bytes" }); },
-      async () => { await rawSandbox.filesystem.writeBytes(payload, "/workspace/bench.bin"); await rawSandbox.filesystem.readBytes("/workspace/bench.bin"); },
-      "adapter stats the path before the read (regular-file check: one more fs-tools exec)"));
+    rows.push(
+      await compareWithRaw(
+        "command (echo)",
+        iterations,
+        () => adapterSandbox.commands.run("echo hello"),
+        () => rawRun(rawSandbox, "echo hello"),
+        "adapter: wrapper shell (own session, pid file, stdin from /dev/null)",
+      ),
+    );
+    rows.push(
+      await compareWithRaw(
+        "file round trip (64 KiB write + read)",
+        iterations,
+        async () => {
+          await adapterSandbox.files.write("bench.bin", payload);
+          await adapterSandbox.files.read("bench.bin", { format: "bytes" });
+        },
+        async () => {
+          await rawSandbox.filesystem.writeBytes(payload, "/workspace/bench.bin");
+          await rawSandbox.filesystem.readBytes("/workspace/bench.bin");
+        },
+        "adapter stats the path before the read (regular-file check: one more fs-tools exec)",
+      ),
+    );
   } finally {
     await adapterSandbox.kill();
     await rawSandbox.terminate();

@@ -45,7 +45,10 @@ async function waitForStatus(service: TokenService, token: string, status: numbe
 }
 
 /** The tests every backend runs: the documented example (kill) and lifetime expiry. */
-function exampleTests(setup: () => { provider: SandboxProviderV1; service: TokenService; createOptions: CreateSandboxOptions }, skipUnless: (context: TestContext) => Promise<void>): void {
+function exampleTests(
+  setup: () => { provider: SandboxProviderV1; service: TokenService; createOptions: CreateSandboxOptions },
+  skipUnless: (context: TestContext) => Promise<void>,
+): void {
   it("the token works inside the sandbox and is refused after kill() (the documented example)", async (context) => {
     await skipUnless(context);
     const { provider, service, createOptions } = setup();
@@ -53,7 +56,12 @@ function exampleTests(setup: () => { provider: SandboxProviderV1; service: Token
     const log = vi.spyOn(console, "log").mockImplementation((value: unknown) => void printed.push(value));
     let outcome;
     try {
-      outcome = await credentialsExample({ target: provider, serviceUrlFromHost: service.hostUrl, serviceUrlFromSandbox: service.sandboxUrl, createOptions });
+      outcome = await credentialsExample({
+        target: provider,
+        serviceUrlFromHost: service.hostUrl,
+        serviceUrlFromSandbox: service.sandboxUrl,
+        createOptions,
+      });
     } finally {
       log.mockRestore();
     }
@@ -67,7 +75,12 @@ function exampleTests(setup: () => { provider: SandboxProviderV1; service: Token
   it("the token is refused once the sandbox's lifetime ends, without kill()", async (context) => {
     await skipUnless(context);
     const { provider, service, createOptions } = setup();
-    const sandbox = await createSandbox(provider, { ...createOptions, network: { egress: "allow" }, timeoutMs: 2_000, secrets: { SERVICE_TOKEN: tokenServiceCredential(service.hostUrl) } });
+    const sandbox = await createSandbox(provider, {
+      ...createOptions,
+      network: { egress: "allow" },
+      timeoutMs: 2_000,
+      secrets: { SERVICE_TOKEN: tokenServiceCredential(service.hostUrl) },
+    });
     try {
       const inside = await sandbox.commands.run(callServiceCommand(`${service.sandboxUrl}/check`));
       expect(inside.stdout.trim()).toBe("200");
@@ -89,7 +102,10 @@ describe("credentials example on the fake (token service on loopback)", () => {
   afterAll(async () => {
     await service?.close();
   });
-  exampleTests(() => ({ provider: createFakeProvider(), service, createOptions: {} }), async () => {});
+  exampleTests(
+    () => ({ provider: createFakeProvider(), service, createOptions: {} }),
+    async () => {},
+  );
 });
 
 describe("credentials example on Docker (token service container on a network the test creates)", () => {
@@ -112,7 +128,11 @@ describe("credentials example on Docker (token service container on a network th
 
   afterAll(async () => {
     await service?.close();
-    if (usable) await docker.getNetwork(networkName).remove().catch(() => {});
+    if (usable)
+      await docker
+        .getNetwork(networkName)
+        .remove()
+        .catch(() => {});
   });
 
   const skipUnlessDocker = async (context: TestContext) => {
@@ -146,7 +166,14 @@ describe("credentials example on Docker (token service container on a network th
     `;
     const child = spawn(process.execPath, ["--input-type=module", "-e", childScript], {
       cwd: new URL(".", import.meta.url),
-      env: { ...process.env, SBX_STATE_DIR: stateDirectory, SERVICE_URL: tokenService.hostUrl, IMAGE: image, NETWORK: networkName, CHECK: callServiceCommand(`${tokenService.sandboxUrl}/check`) },
+      env: {
+        ...process.env,
+        SBX_STATE_DIR: stateDirectory,
+        SERVICE_URL: tokenService.hostUrl,
+        IMAGE: image,
+        NETWORK: networkName,
+        CHECK: callServiceCommand(`${tokenService.sandboxUrl}/check`),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -156,7 +183,8 @@ describe("credentials example on Docker (token service container on a network th
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
     let sandboxId = "";
     try {
-      for (let waited = 0; !output.includes("\n") && child.exitCode === null && waited < 600; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let waited = 0; !output.includes("\n") && child.exitCode === null && waited < 600; waited++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(errors).toBe("");
       const reported = JSON.parse(output) as { sandboxId: string; status: string; token: string };
       sandboxId = reported.sandboxId;
@@ -169,14 +197,20 @@ describe("credentials example on Docker (token service container on a network th
       expect((await readdir(join(stateDirectory, "credentials"))).filter((name) => name.endsWith(".json"))).toHaveLength(1);
 
       const result = await revokeOrphanedCredentials({ sources: [tokenServiceCredential(tokenService.hostUrl)] });
-      expect(result.revoked).toEqual([{ name: "SERVICE_TOKEN", sourceId: "example-token-service", sandboxId, ownerPid: child.pid, attempts: 1, error: null }]);
+      expect(result.revoked).toEqual([
+        { name: "SERVICE_TOKEN", sourceId: "example-token-service", sandboxId, ownerPid: child.pid, attempts: 1, error: null },
+      ]);
       expect(result.failed).toEqual([]);
       expect(await checkTokenFromHost(tokenService, reported.token)).toBe(401);
       expect((await readdir(join(stateDirectory, "credentials"))).filter((name) => name.endsWith(".json"))).toEqual([]);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       // The crashed host's container (ours) is removed here; ending it by itself is the reaper's job (issue 7).
-      if (sandboxId) await new DockerClient().getContainer(sandboxId).remove({ force: true }).catch(() => {});
+      if (sandboxId)
+        await new DockerClient()
+          .getContainer(sandboxId)
+          .remove({ force: true })
+          .catch(() => {});
     }
   });
 });

@@ -47,7 +47,13 @@ const emulatedProvider: SandboxProviderV1 = {
   settingsSchema: e2bSettingsSchema,
   async detect(options): Promise<BackendStatus> {
     if (!provider) {
-      return { backend: "e2b", usable: false, isolating: true, reason: `The E2B emulator could not start: ${startFailure ?? "unknown"}`, remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh)." };
+      return {
+        backend: "e2b",
+        usable: false,
+        isolating: true,
+        reason: `The E2B emulator could not start: ${startFailure ?? "unknown"}`,
+        remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh).",
+      };
     }
     const status = await provider.detect(options);
     return { ...status, reason: `${status.reason} (E2B emulator at ${emulator!.url})` };
@@ -61,7 +67,10 @@ describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
   timeoutMs: 120_000,
   // Killed through E2B's own control-plane API (DELETE /sandboxes/{id}), as another client or the dashboard would.
   removeOutOfBand: async (sandbox) => {
-    const response = await fetch(`${emulator!.connectionOptions.apiUrl}/sandboxes/${encodeURIComponent(sandbox.id)}`, { method: "DELETE", headers: { "X-API-Key": emulator!.connectionOptions.apiKey } });
+    const response = await fetch(`${emulator!.connectionOptions.apiUrl}/sandboxes/${encodeURIComponent(sandbox.id)}`, {
+      method: "DELETE",
+      headers: { "X-API-Key": emulator!.connectionOptions.apiKey },
+    });
     if (!response.ok) throw new Error(`the emulator refused to kill ${sandbox.id}: HTTP ${response.status}`);
   },
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),

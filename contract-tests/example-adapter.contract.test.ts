@@ -12,5 +12,9 @@ describeSandboxContract("example", () => createSandboxProvider(), {
   // An operator removing the sandbox: its folder under the provider's default root goes away.
   removeOutOfBand: async (sandbox) => rm(join(tmpdir(), "sbx-example", sandbox.id), { recursive: true, force: true }),
   // The backend's resource is the sandbox's folder.
-  sandboxExists: async (id) => access(join(join(tmpdir(), "sbx-example"), id)).then(() => true, () => false),
+  sandboxExists: async (id) =>
+    access(join(join(tmpdir(), "sbx-example"), id)).then(
+      () => true,
+      () => false,
+    ),
 });

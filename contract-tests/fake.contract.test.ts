@@ -10,15 +10,21 @@ const fake = createSandboxProvider();
  * race-free resolution (issue 19, ADR 0031).
  */
 const fakeFileRaceGaps = {
-  "file-races.non-utf8-names": "the fake's in-memory file system names files with JavaScript strings: bytes that are not UTF-8 cannot exist (issue 19, ADR 0031)",
-  "file-races.read-flip": "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
-  "file-races.write-flip": "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
+  "file-races.non-utf8-names":
+    "the fake's in-memory file system names files with JavaScript strings: bytes that are not UTF-8 cannot exist (issue 19, ADR 0031)",
+  "file-races.read-flip":
+    "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
+  "file-races.write-flip":
+    "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
 } as const;
-const narrowed = createSandboxProvider({ capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false } });
+const narrowed = createSandboxProvider({
+  capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false },
+});
 /** What the fake cannot be measured on: it has no processes and no operating-system users (ADR 0029). */
 const notApplicable = {
-  "isolation.no-inherited-descriptors": "the fake's commands are just-bash scripts inside this Node process: no process is started, so no descriptor is inherited (and there is no /proc to list)",
-  "user.root": "the fake has no operating-system users (just-bash has no `id`); its audit record says user \"not applicable\"",
+  "isolation.no-inherited-descriptors":
+    "the fake's commands are just-bash scripts inside this Node process: no process is started, so no descriptor is inherited (and there is no /proc to list)",
+  "user.root": 'the fake has no operating-system users (just-bash has no `id`); its audit record says user "not applicable"',
 } as const;
 describeSandboxContract("fake", () => fake, {
   network: loopbackNetworkFixture,
@@ -31,8 +37,8 @@ describeSandboxContract("fake", () => fake, {
  * The fake narrowed to every optional capability off, so each declared-off path (refusals with the right
  * `supportedBy`) is asserted rather than skipped.
  */
-describeSandboxContract(
-  "fake (every optional capability off)",
-  () => narrowed,
-  { network: loopbackNetworkFixture, sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id), skip: { ...fakeFileRaceGaps, ...notApplicable } },
-);
+describeSandboxContract("fake (every optional capability off)", () => narrowed, {
+  network: loopbackNetworkFixture,
+  sandboxExists: async (id) => narrowed.liveSandboxIds.includes(id),
+  skip: { ...fakeFileRaceGaps, ...notApplicable },
+});

@@ -15,10 +15,17 @@ describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvid
   timeoutMs: 90_000,
   removeOutOfBand: async (sandbox) => rm(join(root, sandbox.id), { recursive: true, force: true }),
   // The backend's resource is the sandbox's folder.
-  sandboxExists: async (id) => access(join(root, id)).then(() => true, () => false),
+  sandboxExists: async (id) =>
+    access(join(root, id)).then(
+      () => true,
+      () => false,
+    ),
   skip: {
-    "lost-sandbox.mid-command": "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends",
-    "lost-sandbox.lifetime-ends": "the frozen 0.1 copy removes an expired sandbox's folder but leaves its running commands (host processes) alone, so they end with a result; the rule came with ADR 0023 (the example adapter follows it)",
-    "policy.missing-cwd": "the frozen 0.1 copy spawns with the cwd as the process's working directory, so a missing one fails the spawn (ENOENT); the rule came with ADR 0020 (the example adapter follows it)",
+    "lost-sandbox.mid-command":
+      "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends",
+    "lost-sandbox.lifetime-ends":
+      "the frozen 0.1 copy removes an expired sandbox's folder but leaves its running commands (host processes) alone, so they end with a result; the rule came with ADR 0023 (the example adapter follows it)",
+    "policy.missing-cwd":
+      "the frozen 0.1 copy spawns with the cwd as the process's working directory, so a missing one fails the spawn (ENOENT); the rule came with ADR 0020 (the example adapter follows it)",
   },
 });

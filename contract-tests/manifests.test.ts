@@ -18,7 +18,9 @@ describe("first-party manifests known to core (adr/0006)", () => {
     it(`core's copy of the ${manifest.backend} manifest matches what @sbx/${manifest.backend} declares`, async () => {
       const load = adapters[manifest.backend as keyof typeof adapters];
       expect(load, `no adapter wired for ${manifest.backend}`).toBeDefined();
-      const module = (await load()) as { createSandboxProvider: () => { backend: string; packageName: string; isolating: boolean; capabilities: unknown } };
+      const module = (await load()) as {
+        createSandboxProvider: () => { backend: string; packageName: string; isolating: boolean; capabilities: unknown };
+      };
       const provider = module.createSandboxProvider();
       expect(capabilitiesSchema.parse(provider.capabilities)).toEqual(capabilitiesSchema.parse(manifest.capabilities));
       expect(provider.backend).toBe(manifest.backend);
@@ -31,7 +33,12 @@ describe("first-party manifests known to core (adr/0006)", () => {
 describe("capability flags and their methods agree in every adapter (adr/0035)", () => {
   const root = join(tmpdir(), `sbx-manifests-${process.pid}`);
   const providers: Record<string, () => Promise<SandboxProviderV1>> = {
-    ...Object.fromEntries(Object.entries(adapters).map(([backend, load]) => [backend, async () => ((await load()) as { createSandboxProvider: () => SandboxProviderV1 }).createSandboxProvider()])),
+    ...Object.fromEntries(
+      Object.entries(adapters).map(([backend, load]) => [
+        backend,
+        async () => ((await load()) as { createSandboxProvider: () => SandboxProviderV1 }).createSandboxProvider(),
+      ]),
+    ),
     example: async () => createExampleAdapterProvider({ root: join(root, "example") }),
     "full-driver (sbx 0.1 shape)": async () => createFrozenShapeProvider({ root: join(root, "frozen") }),
   };

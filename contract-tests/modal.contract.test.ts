@@ -22,7 +22,12 @@ let provider: SandboxProviderV1 | undefined;
 beforeAll(async () => {
   try {
     emulator = await startModalEmulator({ image });
-    provider = createSandboxProvider({ tokenId: emulator.tokenId, tokenSecret: emulator.tokenSecret, serverUrl: emulator.serverUrl, logLevel: "error" });
+    provider = createSandboxProvider({
+      tokenId: emulator.tokenId,
+      tokenSecret: emulator.tokenSecret,
+      serverUrl: emulator.serverUrl,
+      logLevel: "error",
+    });
   } catch (error) {
     startFailure = error instanceof Error ? error.message : String(error);
   }
@@ -47,7 +52,13 @@ const emulatedProvider: SandboxProviderV1 = {
   settingsSchema: modalSettingsSchema,
   async detect(options): Promise<BackendStatus> {
     if (!provider) {
-      return { backend: "modal", usable: false, isolating: true, reason: `The Modal emulator could not start: ${startFailure ?? "unknown"}`, remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh)." };
+      return {
+        backend: "modal",
+        usable: false,
+        isolating: true,
+        reason: `The Modal emulator could not start: ${startFailure ?? "unknown"}`,
+        remedy: "Start Docker Engine with the sbx-test/python:3.11 image (bash .ci/provision.sh).",
+      };
     }
     const status = await provider.detect(options);
     return { ...status, reason: `${status.reason} (Modal emulator at ${emulator!.serverUrl})` };
@@ -68,8 +79,10 @@ describeSandboxContract("modal (emulator)", () => emulatedProvider, {
   // inside gVisor, on an image filesystem that is writable by design. Measured: CapEff a80425fb, and /, /etc, /usr,
   // /var writable. The boundary is the gVisor sandbox, not the Linux user: these two do not hold, and say so here.
   skip: {
-    "isolation.no-capabilities": "Modal's sandbox user is the image's root (its SDK has no per-command user); root keeps its capabilities inside gVisor, which is the boundary (ADR 0029)",
-    "isolation.read-only-root": "Modal's image filesystem is writable by its root user by design (pip install in a sandbox); the boundary is gVisor, not a read-only image (ADR 0029)",
+    "isolation.no-capabilities":
+      "Modal's sandbox user is the image's root (its SDK has no per-command user); root keeps its capabilities inside gVisor, which is the boundary (ADR 0029)",
+    "isolation.read-only-root":
+      "Modal's image filesystem is writable by its root user by design (pip install in a sandbox); the boundary is gVisor, not a read-only image (ADR 0029)",
   },
 });
 

@@ -41,13 +41,19 @@ function runAsync(command, args, options = {}) {
 }
 
 function indent(text) {
-  return text.split("\n").map((line) => `    ${line}`).join("\n");
+  return text
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n");
 }
 
 /** The publishable packages: packages/* that are not private. */
 function publishablePackages() {
   return readdirSync(join(root, "packages"))
-    .map((name) => ({ directory: join(root, "packages", name), manifest: JSON.parse(readFileSync(join(root, "packages", name, "package.json"), "utf8")) }))
+    .map((name) => ({
+      directory: join(root, "packages", name),
+      manifest: JSON.parse(readFileSync(join(root, "packages", name, "package.json"), "utf8")),
+    }))
     .filter(({ manifest }) => !manifest.private)
     .sort((a, b) => a.manifest.name.localeCompare(b.manifest.name));
 }
@@ -68,7 +74,15 @@ const PRELUDES = {
  * a relative path (an adapter author's own test file is not something a consumer can compile).
  */
 function markdownExamples() {
-  const files = [join(root, "README.md"), ...readdirSync(join(root, "docs", "integrations")).filter((name) => name.endsWith(".md")).map((name) => join(root, "docs", "integrations", name)), ...readdirSync(join(root, "packages")).map((name) => join(root, "packages", name, "README.md")).filter(existsSync)];
+  const files = [
+    join(root, "README.md"),
+    ...readdirSync(join(root, "docs", "integrations"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => join(root, "docs", "integrations", name)),
+    ...readdirSync(join(root, "packages"))
+      .map((name) => join(root, "packages", name, "README.md"))
+      .filter(existsSync),
+  ];
   const examples = [];
   for (const file of files) {
     const text = readFileSync(file, "utf8");
@@ -107,8 +121,27 @@ try {
   const rootManifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const aiRange = JSON.parse(readFileSync(join(root, "packages", "ai-sdk", "package.json"), "utf8")).dependencies.ai;
   // @types/json-schema: the AI SDK's declarations import "json-schema" types without depending on them (their gap, not sbx's).
-  const devDependencies = { typescript: rootManifest.devDependencies.typescript, "@types/node": rootManifest.devDependencies["@types/node"], ai: aiRange, "@types/json-schema": "^7.0.15" };
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "sbx-consumer", private: true, type: "module", dependencies, devDependencies, overrides: Object.fromEntries(packed.map(({ name }) => [name, `$${name}`])) }, null, 2));
+  const devDependencies = {
+    typescript: rootManifest.devDependencies.typescript,
+    "@types/node": rootManifest.devDependencies["@types/node"],
+    ai: aiRange,
+    "@types/json-schema": "^7.0.15",
+  };
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify(
+      {
+        name: "sbx-consumer",
+        private: true,
+        type: "module",
+        dependencies,
+        devDependencies,
+        overrides: Object.fromEntries(packed.map(({ name }) => [name, `$${name}`])),
+      },
+      null,
+      2,
+    ),
+  );
   const install = run("npm", ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project });
   log(`npm install: ${install.status === 0 ? "ok" : "FAILED"}${install.output ? `\n${indent(install.output)}` : ""}`);
   if (install.status !== 0) throw new Error("npm install failed");
@@ -116,34 +149,70 @@ try {
   if (nested.output) throw new Error(`an @sbx package was installed from somewhere other than the tarballs:\n${nested.output}`);
 
   // 3. Type-check the examples, strict, without skipLibCheck, under nodenext and under bundler.
-  const examples = [...markdownExamples(), ...readdirSync(join(root, "docs", "examples")).filter((name) => name.endsWith(".ts")).map((name) => ({ label: `docs/examples/${name}`, code: readFileSync(join(root, "docs", "examples", name), "utf8") }))];
-  examples.forEach(({ label, code }, index) => writeFileSync(join(project, "src", `example-${String(index + 1).padStart(2, "0")}.ts`), `// ${label}\n${code}`));
-  log(`examples (${examples.length}):\n${examples.map(({ label }, index) => `  src/example-${String(index + 1).padStart(2, "0")}.ts  ${label}`).join("\n")}`);
-  const common = { strict: true, skipLibCheck: false, noEmit: true, target: "ES2022", lib: ["ES2023", "DOM", "esnext.disposable"], types: ["node"], isolatedModules: true, allowImportingTsExtensions: true, forceConsistentCasingInFileNames: true };
-  const profiles = { nodenext: { ...common, module: "nodenext", moduleResolution: "nodenext" }, bundler: { ...common, module: "esnext", moduleResolution: "bundler" } };
+  const examples = [
+    ...markdownExamples(),
+    ...readdirSync(join(root, "docs", "examples"))
+      .filter((name) => name.endsWith(".ts"))
+      .map((name) => ({ label: `docs/examples/${name}`, code: readFileSync(join(root, "docs", "examples", name), "utf8") })),
+  ];
+  examples.forEach(({ label, code }, index) =>
+    writeFileSync(join(project, "src", `example-${String(index + 1).padStart(2, "0")}.ts`), `// ${label}\n${code}`),
+  );
+  log(
+    `examples (${examples.length}):\n${examples.map(({ label }, index) => `  src/example-${String(index + 1).padStart(2, "0")}.ts  ${label}`).join("\n")}`,
+  );
+  const common = {
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    target: "ES2022",
+    lib: ["ES2023", "DOM", "esnext.disposable"],
+    types: ["node"],
+    isolatedModules: true,
+    allowImportingTsExtensions: true,
+    forceConsistentCasingInFileNames: true,
+  };
+  const profiles = {
+    nodenext: { ...common, module: "nodenext", moduleResolution: "nodenext" },
+    bundler: { ...common, module: "esnext", moduleResolution: "bundler" },
+  };
   // 4. publint and attw on each tarball, side by side with the two type-checks (two at a time: the machine is shared).
   const bin = join(root, "node_modules", ".bin");
   const checks = [];
   for (const [profile, compilerOptions] of Object.entries(profiles)) {
     writeFileSync(join(project, `tsconfig.${profile}.json`), JSON.stringify({ compilerOptions, include: ["src"] }, null, 2));
-    checks.push({ title: `tsc (${profile}, strict, skipLibCheck false)`, command: join(project, "node_modules", ".bin", "tsc"), args: ["-p", `tsconfig.${profile}.json`], options: { cwd: project } });
+    checks.push({
+      title: `tsc (${profile}, strict, skipLibCheck false)`,
+      command: join(project, "node_modules", ".bin", "tsc"),
+      args: ["-p", `tsconfig.${profile}.json`],
+      options: { cwd: project },
+    });
   }
   for (const { name, file } of packed) {
     checks.push({ title: `publint --strict ${name}`, command: join(bin, "publint"), args: ["run", file, "--strict"], options: {} });
-    checks.push({ title: `attw --profile esm-only ${name}`, command: join(bin, "attw"), args: [file, "--profile", "esm-only", "--format", "table-flipped"], options: { env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } } });
+    checks.push({
+      title: `attw --profile esm-only ${name}`,
+      command: join(bin, "attw"),
+      args: [file, "--profile", "esm-only", "--format", "table-flipped"],
+      options: { env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } },
+    });
   }
   const results = new Array(checks.length);
   let next = 0;
-  await Promise.all(Array.from({ length: 2 }, async () => {
-    while (next < checks.length) {
-      const index = next++;
-      const check = checks[index];
-      results[index] = await runAsync(check.command, check.args, check.options);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 2 }, async () => {
+      while (next < checks.length) {
+        const index = next++;
+        const check = checks[index];
+        results[index] = await runAsync(check.command, check.args, check.options);
+      }
+    }),
+  );
   checks.forEach((check, index) => {
     const result = results[index];
-    log(`${check.title}: ${result.status === 0 ? "ok" : "FAILED"} (${result.seconds.toFixed(1)} s)${result.output ? `\n${indent(result.output)}` : ""}`);
+    log(
+      `${check.title}: ${result.status === 0 ? "ok" : "FAILED"} (${result.seconds.toFixed(1)} s)${result.output ? `\n${indent(result.output)}` : ""}`,
+    );
     if (result.status !== 0) failures.push(check.title);
   });
 } catch (error) {

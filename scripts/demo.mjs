@@ -15,7 +15,11 @@ async function createDemoSandbox() {
   const statuses = await detectBackends();
   const docker = statuses.find((status) => status.backend === "docker");
   if (!docker?.usable) {
-    return { sandbox: await createSandbox("fake://", sandboxOptions), target: "fake://", notice: `${fakeNotice}\nWhy not Docker: ${docker?.reason ?? "no Docker adapter found."}` };
+    return {
+      sandbox: await createSandbox("fake://", sandboxOptions),
+      target: "fake://",
+      notice: `${fakeNotice}\nWhy not Docker: ${docker?.reason ?? "no Docker adapter found."}`,
+    };
   }
   for (const image of localCandidates) {
     try {
@@ -38,7 +42,11 @@ function banner(title) {
 }
 
 function indent(label, text) {
-  return text.split("\n").filter(Boolean).map((line) => `  ${label} │ ${line}`).join("\n");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => `  ${label} │ ${line}`)
+    .join("\n");
 }
 
 const { sandbox, target, notice } = await createDemoSandbox();
@@ -56,7 +64,12 @@ try {
 
   banner("Python code");
   const code = "import sys\nsquares = [n * n for n in range(6)]\nprint('squares:', squares)\nprint('python', sys.version.split()[0])\n1 / 0";
-  console.log(code.split("\n").map((line) => `  >>> ${line}`).join("\n"));
+  console.log(
+    code
+      .split("\n")
+      .map((line) => `  >>> ${line}`)
+      .join("\n"),
+  );
   const execution = await sandbox.runCode(code);
   console.log(indent("stdout", execution.stdout));
   console.log(`  error  │ ${execution.error ? `${execution.error.name}: ${execution.error.value}` : "none"}`);

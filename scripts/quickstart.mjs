@@ -44,10 +44,10 @@ note("building packages");
 if (pnpmRun(["exec", "turbo", "run", "build", "--output-logs=errors-only", "--log-prefix=none"]) !== 0) process.exit(1);
 
 /**
- * Whether `test` checks the formatting (prettier --check) before the tests. Off until the whole tree has been formatted
- * once in its own commit (adr/0034); that commit turns it on, and from then on a file off the format fails the run.
+ * Whether `test` checks the formatting (prettier --check) before the tests. The whole tree was formatted
+ * once in its own commit (adr/0034), which turned this on: a file off the format fails the run.
  */
-const FORMAT_CHECKED = false;
+const FORMAT_CHECKED = true;
 
 /** Lint (and the format check), then vitest: a lint finding fails the run before any test starts (adr/0034). */
 function test() {

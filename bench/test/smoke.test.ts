@@ -91,7 +91,10 @@ const benches: readonly BenchSmoke[] = [
 ];
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
-const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("docker");
+const required = (process.env.SBX_REQUIRE ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .includes("docker");
 const status = await createSandboxProvider({ image }).detect();
 if (!status.usable) {
   const message = `Docker is not usable here: ${status.reason} ${status.remedy}`;

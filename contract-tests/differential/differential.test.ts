@@ -22,7 +22,10 @@ interface KnownDifference {
 
 const image = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const dockerProvider = createDockerProvider({ image });
-const dockerRequired = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("docker");
+const dockerRequired = (process.env.SBX_REQUIRE ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .includes("docker");
 const dockerStatus = await dockerProvider.detect();
 if (!dockerStatus.usable) {
   const message = `Docker is not usable here: ${dockerStatus.reason} ${dockerStatus.remedy}`;
@@ -31,7 +34,9 @@ if (!dockerStatus.usable) {
 }
 
 const knownDifferences = readKnownDifferences() as KnownDifference[];
-const scripts = Object.fromEntries(CORPUS.map((entry) => [entry.id, entry.kind === "shell" ? entry.script : entry.kind === "code" ? entry.code : entry.cells.join("\n# next cell\n")]));
+const scripts = Object.fromEntries(
+  CORPUS.map((entry) => [entry.id, entry.kind === "shell" ? entry.script : entry.kind === "code" ? entry.code : entry.cells.join("\n# next cell\n")]),
+);
 
 /** Runs the whole corpus on one sandbox, each shell entry in its own fresh folder. */
 async function runCorpus(sandbox: Sandbox, backend: BackendKind, concurrency: number): Promise<Map<string, Observation>> {
@@ -86,32 +91,44 @@ describe("differential: the fake against Docker", () => {
     }
   });
 
-  it.skipIf(!dockerStatus.usable)(`every difference between the fake and Docker (${image}) is listed, and every listed one still occurs`, async () => {
-    await using fake = await createSandbox(createFakeProvider());
-    await using docker = await createSandbox(dockerProvider, { metadata: { "sbx-test": "differential" } });
-    const [onFake, onDocker] = await Promise.all([runCorpus(fake, "fake", 4), runCorpus(docker, "docker", 4)]);
+  it.skipIf(!dockerStatus.usable)(
+    `every difference between the fake and Docker (${image}) is listed, and every listed one still occurs`,
+    async () => {
+      await using fake = await createSandbox(createFakeProvider());
+      await using docker = await createSandbox(dockerProvider, { metadata: { "sbx-test": "differential" } });
+      const [onFake, onDocker] = await Promise.all([runCorpus(fake, "fake", 4), runCorpus(docker, "docker", 4)]);
 
-    const listed = new Map(knownDifferences.map((difference) => [difference.id, difference]));
-    const unexpected: string[] = [];
-    const stale: string[] = [];
-    let agreeing = 0;
-    for (const entry of CORPUS) {
-      const fakeObservation = onFake.get(entry.id)!;
-      const dockerObservation = onDocker.get(entry.id)!;
-      const fields = differingFields(fakeObservation, dockerObservation);
-      const known = listed.get(entry.id);
-      if (fields.length === 0) agreeing++;
-      const expected = [...(known?.differsIn ?? [])].sort().join(",");
-      if (fields.sort().join(",") === expected) continue;
-      if (known) stale.push(`${entry.id}: listed as differing in [${expected}], now differs in [${fields.join(",")}]`);
-      else {
-        unexpected.push(
-          [`${entry.id} (${JSON.stringify(scripts[entry.id])}) differs in [${fields.join(", ")}]:`, ...fields.map((field) => `  ${field}: fake ${excerpt(fakeObservation[field])} | docker ${excerpt(dockerObservation[field])}`)].join("\n"),
-        );
+      const listed = new Map(knownDifferences.map((difference) => [difference.id, difference]));
+      const unexpected: string[] = [];
+      const stale: string[] = [];
+      let agreeing = 0;
+      for (const entry of CORPUS) {
+        const fakeObservation = onFake.get(entry.id)!;
+        const dockerObservation = onDocker.get(entry.id)!;
+        const fields = differingFields(fakeObservation, dockerObservation);
+        const known = listed.get(entry.id);
+        if (fields.length === 0) agreeing++;
+        const expected = [...(known?.differsIn ?? [])].sort().join(",");
+        if (fields.sort().join(",") === expected) continue;
+        if (known) stale.push(`${entry.id}: listed as differing in [${expected}], now differs in [${fields.join(",")}]`);
+        else {
+          unexpected.push(
+            [
+              `${entry.id} (${JSON.stringify(scripts[entry.id])}) differs in [${fields.join(", ")}]:`,
+              ...fields.map((field) => `  ${field}: fake ${excerpt(fakeObservation[field])} | docker ${excerpt(dockerObservation[field])}`),
+            ].join("\n"),
+          );
+        }
       }
-    }
-    const rate = (100 * agreeing) / CORPUS.length;
-    console.log(`\n[sbx differential] ${agreeing}/${CORPUS.length} corpus entries agree between the fake and Docker (${rate.toFixed(1)}%); ${knownDifferences.length} known differences listed.\n`);
-    expect([...unexpected, ...stale], "differences not in contract-tests/differential/known-differences.json (fix them or list them with a reason), and listed ones that no longer occur").toEqual([]);
-  }, 600_000);
+      const rate = (100 * agreeing) / CORPUS.length;
+      console.log(
+        `\n[sbx differential] ${agreeing}/${CORPUS.length} corpus entries agree between the fake and Docker (${rate.toFixed(1)}%); ${knownDifferences.length} known differences listed.\n`,
+      );
+      expect(
+        [...unexpected, ...stale],
+        "differences not in contract-tests/differential/known-differences.json (fix them or list them with a reason), and listed ones that no longer occur",
+      ).toEqual([]);
+    },
+    600_000,
+  );
 });

@@ -27,7 +27,10 @@ export function renderTable(differences, scripts) {
     START_MARKER,
     "| Corpus entry | Script | Differs in | Why |",
     "|---|---|---|---|",
-    ...differences.map((difference) => `| \`${difference.id}\` | \`${cell(scripts[difference.id] ?? "?")}\` | ${difference.differsIn.join(", ")} | ${cell(difference.reason)} |`),
+    ...differences.map(
+      (difference) =>
+        `| \`${difference.id}\` | \`${cell(scripts[difference.id] ?? "?")}\` | ${difference.differsIn.join(", ")} | ${cell(difference.reason)} |`,
+    ),
     END_MARKER,
   ];
   return lines.join("\n");

@@ -38,8 +38,10 @@ try:
     print(urllib.request.urlopen(request, timeout=10).status)
 except urllib.error.HTTPError as error:
     print(error.code)`;
-  return `if command -v curl >/dev/null 2>&1; then curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "Authorization: Bearer $SERVICE_TOKEN" '${url}'; `
-    + `else python3 -c '${python}' '${url}'; fi`;
+  return (
+    `if command -v curl >/dev/null 2>&1; then curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "Authorization: Bearer $SERVICE_TOKEN" '${url}'; ` +
+    `else python3 -c '${python}' '${url}'; fi`
+  );
 }
 
 /** Where the service is, as the host and as the sandbox reach it, and where to run. */

@@ -4,7 +4,16 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { defineCapabilities, PolicyNotEnforcedError, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import {
+  defineCapabilities,
+  PolicyNotEnforcedError,
+  SandboxNotFoundError,
+  type BackendStatus,
+  type NetworkPolicy,
+  type ResolvedCreateOptions,
+  type SandboxDriverV1,
+  type SandboxProviderV1,
+} from "@sbx/core";
 import { posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
 const run = promisify(execFile);
@@ -17,7 +26,14 @@ export interface ExampleProviderSettings {
 /** Kept next to a sandbox's workspace, so `connect()` (from any process) restores its policy. */
 type SandboxState = { readonly network: NetworkPolicy; readonly createdAt: string; readonly expiresAt: number };
 /** The manifest: everything not listed is off (core refuses it). Code contexts come from core's `withCodeAgent`. */
-const CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, RICH_RESULTS: true, BACKGROUND_COMMANDS: true, STDIN: true, RECONNECT: true, languages: ["python"] });
+const CAPABILITIES = defineCapabilities({
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  BACKGROUND_COMMANDS: true,
+  STDIN: true,
+  RECONNECT: true,
+  languages: ["python"],
+});
 const ID_PATTERN = /^sbx-example-[0-9a-f]{16}$/;
 /** How often a running command's watchdog checks that its sandbox folder still exists. */
 const WATCHDOG_INTERVAL_MS = 1_000;
@@ -35,40 +51,76 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
   const track = (id: string, stop: () => Promise<void>) => (stops.get(id) ?? stops.set(id, new Set()).get(id)!).add(stop);
   let version: Promise<string> | undefined;
   async function destroy(id: string): Promise<void> {
-    clearTimeout(timers.get(id)); timers.delete(id);
+    clearTimeout(timers.get(id));
+    timers.delete(id);
     await rm(join(root, id), { recursive: true, force: true });
-    const ending = [...(stops.get(id) ?? [])]; stops.delete(id);
+    const ending = [...(stops.get(id) ?? [])];
+    stops.delete(id);
     await Promise.allSettled(ending.map((stop) => stop()));
   }
   async function open(id: string, state: SandboxState, options: ResolvedCreateOptions): Promise<SandboxDriverV1> {
     const folder = join(root, id);
     const workspace = await realpath(join(folder, "workspace"));
     // A sandbox whose folder is gone (removed out of band, or expired) is lost: every call says so.
-    const alive = () => stat(folder).then(() => {}, () => { throw new SandboxNotFoundError({ sandboxId: id, backend: "example", message: `Example sandbox ${id} is gone (its folder was removed).` }); });
+    const alive = () =>
+      stat(folder).then(
+        () => {},
+        () => {
+          throw new SandboxNotFoundError({ sandboxId: id, backend: "example", message: `Example sandbox ${id} is gone (its folder was removed).` });
+        },
+      );
     const denyEgress = state.network.egress === "deny";
     if (!timers.has(id)) timers.set(id, setTimeout(() => void destroy(id), Math.max(0, state.expiresAt - Date.now())).unref());
-    version ??= run("unshare", ["--version"]).then(({ stdout }) => stdout.trim(), () => "unknown");
+    version ??= run("unshare", ["--version"]).then(
+      ({ stdout }) => stdout.trim(),
+      () => "unknown",
+    );
     const thin: SandboxDriverV1 = {
-      id, workspace,
+      id,
+      workspace,
       audit: {
         backendVersion: await version,
         policies: {
-          network: { requested: options.network, applied: { egress: state.network.egress }, enforcement: denyEgress ? "unshare --net per command: a new network namespace with only a loopback interface, down" : "host network namespace: unrestricted egress" },
+          network: {
+            requested: options.network,
+            applied: { egress: state.network.egress },
+            enforcement: denyEgress
+              ? "unshare --net per command: a new network namespace with only a loopback interface, down"
+              : "host network namespace: unrestricted egress",
+          },
           limits: { requested: options.limits ?? null, applied: null, enforcement: "none: RESOURCE_LIMITS is off, host defaults apply" },
           mounts: { requested: options.mounts, applied: [], enforcement: "none: HOST_MOUNTS is off" },
-          user: { requested: options.user, applied: `host uid ${process.getuid?.() ?? "unknown"}`, enforcement: "commands run as the host user of this process: not an isolation boundary" },
-          lifetime: { requested: options.timeoutMs, applied: state.expiresAt - Date.parse(state.createdAt), enforcement: "a timer in the creating process removes the folder; not enforced if that process dies" },
+          user: {
+            requested: options.user,
+            applied: `host uid ${process.getuid?.() ?? "unknown"}`,
+            enforcement: "commands run as the host user of this process: not an isolation boundary",
+          },
+          lifetime: {
+            requested: options.timeoutMs,
+            applied: state.expiresAt - Date.parse(state.createdAt),
+            enforcement: "a timer in the creating process removes the folder; not enforced if that process dies",
+          },
         },
         notes: ["example adapter: not an isolation boundary; the workspace is a host folder and commands share the host filesystem"],
       },
       async spawn(request) {
         await alive();
-        const spawned = spawnInNamespace(request, { denyEgress }), stop = () => spawned.kill();
-        track(id, stop); void spawned.exit.finally(() => stops.get(id)?.delete(stop)).catch(() => {});
+        const spawned = spawnInNamespace(request, { denyEgress }),
+          stop = () => spawned.kill();
+        track(id, stop);
+        void spawned.exit.finally(() => stops.get(id)?.delete(stop)).catch(() => {});
         // Watchdog: a folder removed behind sbx's back (an operator, another process) ends the running command with
         // the loss, instead of letting it run to its own end (ADR 0029).
         const lost = new Promise<never>((_, reject) => {
-          const watchdog = setInterval(() => void alive().catch((error: unknown) => { clearInterval(watchdog); void spawned.kill(); reject(error); }), WATCHDOG_INTERVAL_MS);
+          const watchdog = setInterval(
+            () =>
+              void alive().catch((error: unknown) => {
+                clearInterval(watchdog);
+                void spawned.kill();
+                reject(error);
+              }),
+            WATCHDOG_INTERVAL_MS,
+          );
           void spawned.exit.finally(() => clearInterval(watchdog)).catch(() => {});
         });
         lost.catch(() => {});
@@ -93,15 +145,26 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
     settingsSchema: { shape: { root: "folder holding one sub-folder per sandbox" } },
     async detect(): Promise<BackendStatus> {
       const base = { backend: "example", isolating: false };
-      if (process.platform !== "linux") return { ...base, usable: false, reason: `needs Linux namespaces; this is ${process.platform}`, remedy: "Run on Linux." };
+      if (process.platform !== "linux")
+        return { ...base, usable: false, reason: `needs Linux namespaces; this is ${process.platform}`, remedy: "Run on Linux." };
       return run("unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "true"], { timeout: 10_000 }).then(
         () => ({ ...base, usable: true, reason: "unshare can create PID and network namespaces", remedy: "" }),
-        (error: Error) => ({ ...base, usable: false, reason: `unshare failed: ${error.message}`, remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN)." }));
+        (error: Error) => ({
+          ...base,
+          usable: false,
+          reason: `unshare failed: ${error.message}`,
+          remedy: "Install util-linux and run as root (or with CAP_SYS_ADMIN).",
+        }),
+      );
     },
     async create({ options }) {
       // Commands run as this process's user: "root" is what was asked only when that user is root.
       if (options.user === "root" && process.getuid?.() !== 0) {
-        throw new PolicyNotEnforcedError({ backend: "example", policy: "user", message: `user: "root" was asked for, but the example adapter runs commands as this process's user (uid ${process.getuid?.() ?? "unknown"}); nothing was created.` });
+        throw new PolicyNotEnforcedError({
+          backend: "example",
+          policy: "user",
+          message: `user: "root" was asked for, but the example adapter runs commands as this process's user (uid ${process.getuid?.() ?? "unknown"}); nothing was created.`,
+        });
       }
       const id = `sbx-example-${randomBytes(8).toString("hex")}`;
       const state: SandboxState = { network: options.network, createdAt: new Date().toISOString(), expiresAt: Date.now() + options.timeoutMs };
@@ -115,8 +178,14 @@ export function createExampleProvider(settings: ExampleProviderSettings = {}): S
       }
     },
     async connect({ sandboxId, options }) {
-      const state = ID_PATTERN.test(sandboxId) ? await readFile(join(root, sandboxId, "sandbox.json"), "utf8").then((text) => JSON.parse(text) as SandboxState, () => undefined) : undefined;
-      if (!state || state.expiresAt <= Date.now()) throw new SandboxNotFoundError({ sandboxId, backend: "example", message: `No live example sandbox ${sandboxId}.` });
+      const state = ID_PATTERN.test(sandboxId)
+        ? await readFile(join(root, sandboxId, "sandbox.json"), "utf8").then(
+            (text) => JSON.parse(text) as SandboxState,
+            () => undefined,
+          )
+        : undefined;
+      if (!state || state.expiresAt <= Date.now())
+        throw new SandboxNotFoundError({ sandboxId, backend: "example", message: `No live example sandbox ${sandboxId}.` });
       return open(sandboxId, state, options);
     },
   };

@@ -13,20 +13,33 @@ export function spawnInNamespace(request: SpawnRequest, settings: { denyEgress: 
   const namespaces = ["--pid", "--fork", "--kill-child", "--mount-proc", ...(settings.denyEgress ? ["--net"] : [])];
   // A missing cwd is the shell's own error and exit 126, as on every backend (ADR 0020), not a spawn failure.
   // Only stdin, stdout and stderr reach the command: not the descriptors this Node process inherited (ADR 0029).
-  const [file, ...args] = onlyStandardDescriptors(["unshare", ...namespaces, "sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", request.cwd, request.command]);
+  const [file, ...args] = onlyStandardDescriptors([
+    "unshare",
+    ...namespaces,
+    "sh",
+    "-c",
+    'cd -- "$1" || exit 126; exec sh -c "$2"',
+    "sbx",
+    request.cwd,
+    request.command,
+  ]);
   const child = spawn(file, args, { cwd: "/", env: { ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (chunk: Buffer) => request.onStdout(new Uint8Array(chunk)));
   child.stderr!.on("data", (chunk: Buffer) => request.onStderr(new Uint8Array(chunk)));
   child.stdin?.on("error", () => {}); // The command may exit without reading its input.
   // "close" fires after both pipes ended: right after the shell exits, thanks to the PID namespace.
-  const exit = new Promise<{ exitCode: number }>((resolve, reject) => void child.once("error", reject).once("close", (code, signal) => resolve({ exitCode: code ?? 128 + (signal ? constants.signals[signal] : 9) })));
+  const exit = new Promise<{ exitCode: number }>(
+    (resolve, reject) =>
+      void child.once("error", reject).once("close", (code, signal) => resolve({ exitCode: code ?? 128 + (signal ? constants.signals[signal] : 9) })),
+  );
   return {
     pid: String(child.pid ?? "unknown"),
     exit,
-    writeStdin: (data) => new Promise<void>((resolve, reject) => {
-      if (!child.stdin || child.stdin.destroyed) return reject(new Error("stdin is closed"));
-      child.stdin.write(data, (error) => (error ? reject(error) : resolve()));
-    }),
+    writeStdin: (data) =>
+      new Promise<void>((resolve, reject) => {
+        if (!child.stdin || child.stdin.destroyed) return reject(new Error("stdin is closed"));
+        child.stdin.write(data, (error) => (error ? reject(error) : resolve()));
+      }),
     closeStdin: async () => void child.stdin?.end(),
     // Verified: SIGKILL of unshare kills every process of the PID namespace; "close" fires only once all of them are
     // gone (they held the pipes), so awaiting the exit is the verification.

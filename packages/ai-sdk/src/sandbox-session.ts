@@ -72,7 +72,12 @@ function pushStream(): { stream: ReadableStream<Uint8Array>; push: (text: string
 function describe(sandbox: Sandbox, instructions: string | undefined): string {
   const network = sandbox.audit().policies.network;
   const applied = (network?.applied ?? {}) as { egress?: string; allow?: string[] };
-  const egress = applied.egress === "allow" ? "outbound network allowed" : applied.allow?.length ? `outbound network denied except ${applied.allow.join(", ")}` : "no outbound network";
+  const egress =
+    applied.egress === "allow"
+      ? "outbound network allowed"
+      : applied.allow?.length
+        ? `outbound network denied except ${applied.allow.join(", ")}`
+        : "no outbound network";
   const lines = [
     `Commands run in an isolated ${sandbox.backend} sandbox (sbx, id ${sandbox.id}) with sh -c.`,
     `Working directory and file root: ${sandbox.workspace} (relative paths resolve there; paths outside it are refused).`,
@@ -91,7 +96,11 @@ function sliceLines(text: string, startLine: number | undefined, endLine: number
   return lines.slice(start - 1, end).join("");
 }
 
-function processFromHandle(handle: CommandHandle, abortSignal: AbortSignal | undefined, withStdin: boolean): SandboxProcess & { stdin?: WritableStream<Uint8Array> } {
+function processFromHandle(
+  handle: CommandHandle,
+  abortSignal: AbortSignal | undefined,
+  withStdin: boolean,
+): SandboxProcess & { stdin?: WritableStream<Uint8Array> } {
   const exit = handle.wait().then((result) => ({ exitCode: result.exitCode }));
   exit.catch(() => undefined);
   const onAbort = () => void handle.kill().catch(() => undefined);
@@ -131,17 +140,35 @@ export function createSandboxSession(sandbox: Sandbox, options: SandboxSessionOp
       throw new CapabilityNotSupportedError({ capability: "STDIN", backend: sandbox.backend, supportedBy: [], detail: "spawn with stdin: true" });
     }
     if (sandbox.capabilities.BACKGROUND_COMMANDS) {
-      const handle = await sandbox.commands.start(spawnOptions.command, { cwd: spawnOptions.workingDirectory, env: spawnOptions.env, stdin: withStdin ? true : undefined, signal: spawnOptions.abortSignal });
+      const handle = await sandbox.commands.start(spawnOptions.command, {
+        cwd: spawnOptions.workingDirectory,
+        env: spawnOptions.env,
+        stdin: withStdin ? true : undefined,
+        signal: spawnOptions.abortSignal,
+      });
       return processFromHandle(handle, spawnOptions.abortSignal, withStdin);
     }
-    if (withStdin) throw new CapabilityNotSupportedError({ capability: "BACKGROUND_COMMANDS", backend: sandbox.backend, supportedBy: [], detail: "spawn with stdin: true needs a background command handle" });
+    if (withStdin)
+      throw new CapabilityNotSupportedError({
+        capability: "BACKGROUND_COMMANDS",
+        backend: sandbox.backend,
+        supportedBy: [],
+        detail: "spawn with stdin: true needs a background command handle",
+      });
     // Without background commands: a foreground run whose output streams as it arrives; kill aborts the run.
     const stdout = pushStream();
     const stderr = pushStream();
     const controller = new AbortController();
     const forward = () => controller.abort(spawnOptions.abortSignal?.reason);
     spawnOptions.abortSignal?.addEventListener("abort", forward, { once: true });
-    const exit = sandbox.commands.run(spawnOptions.command, { cwd: spawnOptions.workingDirectory, env: spawnOptions.env, signal: controller.signal, onStdout: stdout.push, onStderr: stderr.push })
+    const exit = sandbox.commands
+      .run(spawnOptions.command, {
+        cwd: spawnOptions.workingDirectory,
+        env: spawnOptions.env,
+        signal: controller.signal,
+        onStdout: stdout.push,
+        onStderr: stderr.push,
+      })
       .then((result) => ({ exitCode: result.exitCode }))
       .finally(() => {
         stdout.close();
@@ -149,32 +176,50 @@ export function createSandboxSession(sandbox: Sandbox, options: SandboxSessionOp
         spawnOptions.abortSignal?.removeEventListener("abort", forward);
       });
     exit.catch(() => undefined);
-    return { stdout: stdout.stream, stderr: stderr.stream, wait: () => exit, kill: async () => { controller.abort(); await exit.catch(() => undefined); } } satisfies SandboxProcess;
+    return {
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      wait: () => exit,
+      kill: async () => {
+        controller.abort();
+        await exit.catch(() => undefined);
+      },
+    } satisfies SandboxProcess;
   }) as SandboxSession["spawn"];
 
   const session: SandboxSession = {
     description: describe(sandbox, options.instructions),
     readFile: ({ path, abortSignal }) => orNull(() => sandbox.files.read(path, { format: "stream", signal: abortSignal })),
     readBinaryFile: ({ path, abortSignal }) => orNull(() => sandbox.files.read(path, { format: "bytes", signal: abortSignal })),
-    readTextFile: ({ path, abortSignal, encoding, startLine, endLine }) => orNull(async () => {
-      const bytes = await sandbox.files.read(path, { format: "bytes", signal: abortSignal });
-      return sliceLines(Buffer.from(bytes).toString(nodeEncoding(encoding)), startLine, endLine);
-    }),
+    readTextFile: ({ path, abortSignal, encoding, startLine, endLine }) =>
+      orNull(async () => {
+        const bytes = await sandbox.files.read(path, { format: "bytes", signal: abortSignal });
+        return sliceLines(Buffer.from(bytes).toString(nodeEncoding(encoding)), startLine, endLine);
+      }),
     writeFile: async ({ path, content, abortSignal }) => sandbox.files.write(path, content, { signal: abortSignal }),
     writeBinaryFile: async ({ path, content, abortSignal }) => sandbox.files.write(path, content, { signal: abortSignal }),
-    writeTextFile: async ({ path, content, abortSignal, encoding }) => sandbox.files.write(path, new Uint8Array(Buffer.from(content, nodeEncoding(encoding))), { signal: abortSignal }),
-    stat: ({ path, abortSignal }) => orNull(async (): Promise<SandboxFileStat> => {
-      const entry = await sandbox.files.stat(path, { signal: abortSignal });
-      return { type: entry.type === "file" || entry.type === "directory" ? entry.type : "other", size: entry.size };
-    }),
-    listDirectory: ({ path, abortSignal }) => orNull(async (): Promise<SandboxDirectoryEntry[]> => {
-      const entries = await sandbox.files.list(path, { signal: abortSignal });
-      return entries.map((entry) => ({ name: entry.name, type: entry.type }));
-    }),
+    writeTextFile: async ({ path, content, abortSignal, encoding }) =>
+      sandbox.files.write(path, new Uint8Array(Buffer.from(content, nodeEncoding(encoding))), { signal: abortSignal }),
+    stat: ({ path, abortSignal }) =>
+      orNull(async (): Promise<SandboxFileStat> => {
+        const entry = await sandbox.files.stat(path, { signal: abortSignal });
+        return { type: entry.type === "file" || entry.type === "directory" ? entry.type : "other", size: entry.size };
+      }),
+    listDirectory: ({ path, abortSignal }) =>
+      orNull(async (): Promise<SandboxDirectoryEntry[]> => {
+        const entries = await sandbox.files.list(path, { signal: abortSignal });
+        return entries.map((entry) => ({ name: entry.name, type: entry.type }));
+      }),
     deleteFile: async ({ path, abortSignal }) => {
       const entry = await orNull(() => sandbox.files.stat(path, { signal: abortSignal }));
       if (entry === null) return false;
-      if (entry.type === "directory") throw new PathError({ path, reason: "is-a-directory", backend: sandbox.backend, message: `Refused to delete ${JSON.stringify(path)}: it is a directory (deleteFile removes files only).` });
+      if (entry.type === "directory")
+        throw new PathError({
+          path,
+          reason: "is-a-directory",
+          backend: sandbox.backend,
+          message: `Refused to delete ${JSON.stringify(path)}: it is a directory (deleteFile removes files only).`,
+        });
       await sandbox.files.remove(path, { signal: abortSignal });
       return true;
     },

@@ -23,5 +23,9 @@ export interface TestBackend {
 /** The fake and Docker. */
 export const BACKENDS: readonly TestBackend[] = [
   { name: "fake", usable: true, create: () => createSandbox(createFakeProvider()) },
-  { name: "docker", usable: dockerStatus.usable, create: () => createSandbox(createDockerProvider({ image: DOCKER_IMAGE }), { metadata: { test: "sbx-ai-sdk" } }) },
+  {
+    name: "docker",
+    usable: dockerStatus.usable,
+    create: () => createSandbox(createDockerProvider({ image: DOCKER_IMAGE }), { metadata: { test: "sbx-ai-sdk" } }),
+  },
 ];

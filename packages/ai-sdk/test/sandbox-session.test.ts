@@ -27,7 +27,11 @@ describe.each(BACKENDS)("Experimental_SandboxSession over an sbx sandbox, on $na
 
   it.skipIf(!backend.usable)("run returns exit code, stdout and stderr, with env and a relative working directory", async () => {
     await restricted.writeTextFile({ path: "dir/keep.txt", content: "" });
-    expect(await restricted.run({ command: "echo $GREETING; pwd; echo e >&2; exit 4", env: { GREETING: "hi" }, workingDirectory: "dir" })).toEqual({ exitCode: 4, stdout: `hi\n${session.sandbox.workspace}/dir\n`, stderr: "e\n" });
+    expect(await restricted.run({ command: "echo $GREETING; pwd; echo e >&2; exit 4", env: { GREETING: "hi" }, workingDirectory: "dir" })).toEqual({
+      exitCode: 4,
+      stdout: `hi\n${session.sandbox.workspace}/dir\n`,
+      stderr: "e\n",
+    });
   });
 
   it.skipIf(!backend.usable)("spawn streams output, takes stdin when asked, and reports the exit code", async () => {
@@ -63,7 +67,9 @@ describe.each(BACKENDS)("Experimental_SandboxSession over an sbx sandbox, on $na
     expect(await restricted.readTextFile({ path: "nope.txt" })).toBeNull();
     expect(await restricted.readBinaryFile({ path: "nope.txt" })).toBeNull();
     expect(await restricted.readFile({ path: "nope.txt" })).toBeNull();
-    await expect(restricted.writeTextFile({ path: "x.txt", content: "x", encoding: "ebcdic" })).rejects.toMatchObject({ code: "SBX_INVALID_ARGUMENT" });
+    await expect(restricted.writeTextFile({ path: "x.txt", content: "x", encoding: "ebcdic" })).rejects.toMatchObject({
+      code: "SBX_INVALID_ARGUMENT",
+    });
   });
 
   it.skipIf(!backend.usable)("stat, listDirectory and deleteFile follow the interface's null/false/reject rules", async () => {
@@ -73,7 +79,10 @@ describe.each(BACKENDS)("Experimental_SandboxSession over an sbx sandbox, on $na
     expect((await restricted.stat({ path: "tree" }))?.type).toBe("directory");
     expect(await restricted.stat({ path: "tree/none" })).toBeNull();
     const entries = (await restricted.listDirectory({ path: "tree" }))!.sort((left, right) => left.name.localeCompare(right.name));
-    expect(entries).toEqual([{ name: "a.txt", type: "file" }, { name: "sub", type: "directory" }]);
+    expect(entries).toEqual([
+      { name: "a.txt", type: "file" },
+      { name: "sub", type: "directory" },
+    ]);
     expect(await restricted.listDirectory({ path: "no-such-dir" })).toBeNull();
     expect(await restricted.deleteFile({ path: "tree/a.txt" })).toBe(true);
     expect(await restricted.deleteFile({ path: "tree/a.txt" })).toBe(false);
@@ -82,7 +91,20 @@ describe.each(BACKENDS)("Experimental_SandboxSession over an sbx sandbox, on $na
   });
 
   it.skipIf(!backend.usable)("the restricted session and the default tools cannot kill the sandbox; allowKill adds killSandbox", async () => {
-    expect(Object.keys(restricted).sort()).toEqual(["deleteFile", "description", "listDirectory", "readBinaryFile", "readFile", "readTextFile", "run", "spawn", "stat", "writeBinaryFile", "writeFile", "writeTextFile"]);
+    expect(Object.keys(restricted).sort()).toEqual([
+      "deleteFile",
+      "description",
+      "listDirectory",
+      "readBinaryFile",
+      "readFile",
+      "readTextFile",
+      "run",
+      "spawn",
+      "stat",
+      "writeBinaryFile",
+      "writeFile",
+      "writeTextFile",
+    ]);
     expect(Object.isFrozen(restricted)).toBe(true);
     expect(Object.keys(createSandboxTools(session)).sort()).toEqual(["listFolder", "readFile", "runCode", "runCommand", "writeFile"]);
     expect(Object.keys(createSandboxTools(session, { allowKill: true }))).toContain("killSandbox");

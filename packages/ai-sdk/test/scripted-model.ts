@@ -6,7 +6,9 @@ type LanguageModelV4GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doG
 const USAGE = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
 
 /** One model turn: tool calls to make, or final text. Gets the prompt so far (with earlier tool results). */
-export type ScriptedTurn = (prompt: LanguageModelV4CallOptions["prompt"]) => { toolCalls: Array<{ toolName: string; input: unknown }> } | { text: string };
+export type ScriptedTurn = (
+  prompt: LanguageModelV4CallOptions["prompt"],
+) => { toolCalls: Array<{ toolName: string; input: unknown }> } | { text: string };
 
 /** The tool results the model has been shown so far, by tool name, as the AI SDK put them into the prompt. */
 export function toolResultsIn(prompt: LanguageModelV4CallOptions["prompt"]): Array<{ toolName: string; output: unknown }> {
@@ -30,9 +32,15 @@ export function scriptedModel(turns: ScriptedTurn[]): MockLanguageModelV4 {
       turn += 1;
       if (!script) throw new Error(`the script has no turn ${turn}`);
       const answer = script(options.prompt);
-      if ("text" in answer) return { content: [{ type: "text", text: answer.text }], finishReason: { unified: "stop", raw: "stop" }, usage: USAGE, warnings: [] };
+      if ("text" in answer)
+        return { content: [{ type: "text", text: answer.text }], finishReason: { unified: "stop", raw: "stop" }, usage: USAGE, warnings: [] };
       return {
-        content: answer.toolCalls.map((call, index) => ({ type: "tool-call" as const, toolCallId: `call-${turn}-${index}`, toolName: call.toolName, input: JSON.stringify(call.input) })),
+        content: answer.toolCalls.map((call, index) => ({
+          type: "tool-call" as const,
+          toolCallId: `call-${turn}-${index}`,
+          toolName: call.toolName,
+          input: JSON.stringify(call.input),
+        })),
         finishReason: { unified: "tool-calls", raw: "tool_calls" },
         usage: USAGE,
         warnings: [],

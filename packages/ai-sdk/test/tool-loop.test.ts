@@ -23,7 +23,12 @@ describe.each(BACKENDS)("a real AI SDK tool loop driven by the mock model, on $n
         return { text: `The sandbox said ${output.stdout.trim()} and exited ${output.exitCode}.` };
       },
     ]);
-    const result = await generateText({ model, tools: createSandboxTools(session), stopWhen: stepCountIs(5), prompt: "What is 6 * 7? Use the sandbox." });
+    const result = await generateText({
+      model,
+      tools: createSandboxTools(session),
+      stopWhen: stepCountIs(5),
+      prompt: "What is 6 * 7? Use the sandbox.",
+    });
     expect(result.text).toBe("The sandbox said 42 and exited 3.");
     expect(result.steps).toHaveLength(2);
     expect(result.steps[0]!.toolResults.map((toolResult) => [toolResult.toolName, toolResult.output])).toEqual([
@@ -34,8 +39,20 @@ describe.each(BACKENDS)("a real AI SDK tool loop driven by the mock model, on $n
   it.skipIf(!backend.usable)("writes, lists, reads and runs code over several steps, with sbx errors returned to the model", async () => {
     const model = scriptedModel([
       () => ({ toolCalls: [{ toolName: "writeFile", input: { path: "work/data.csv", content: "a,b\n1,2\n3,4\n" } }] }),
-      () => ({ toolCalls: [{ toolName: "listFolder", input: { path: "work" } }, { toolName: "readFile", input: { path: "work/missing.txt" } }] }),
-      () => ({ toolCalls: [{ toolName: "runCode", input: { code: "rows = open('work/data.csv').read().splitlines()[1:]\nprint(sum(int(v) for r in rows for v in r.split(',')))" } }] }),
+      () => ({
+        toolCalls: [
+          { toolName: "listFolder", input: { path: "work" } },
+          { toolName: "readFile", input: { path: "work/missing.txt" } },
+        ],
+      }),
+      () => ({
+        toolCalls: [
+          {
+            toolName: "runCode",
+            input: { code: "rows = open('work/data.csv').read().splitlines()[1:]\nprint(sum(int(v) for r in rows for v in r.split(',')))" },
+          },
+        ],
+      }),
       () => ({ toolCalls: [{ toolName: "readFile", input: { path: "work/data.csv" } }] }),
       () => ({ text: "done" }),
     ]);
@@ -58,7 +75,12 @@ describe.each(BACKENDS)("a real AI SDK tool loop driven by the mock model, on $n
       () => ({ text: "ok" }),
     ]);
     const result = await generateText({ model, tools: createSandboxTools(session, { maxOutputBytes: 100 }), stopWhen: stepCountIs(3), prompt: "x" });
-    expect(result.steps[0]!.toolResults[0]!.output).toEqual({ exitCode: 0, stdout: `${"y".repeat(100)}\n[output truncated: showing the first 100 of 3000 bytes]`, stderr: "", truncated: true });
+    expect(result.steps[0]!.toolResults[0]!.output).toEqual({
+      exitCode: 0,
+      stdout: `${"y".repeat(100)}\n[output truncated: showing the first 100 of 3000 bytes]`,
+      stderr: "",
+      truncated: true,
+    });
   });
 
   it.skipIf(!backend.usable)("passes the session as experimental_sandbox to tools, in generateText and ToolLoopAgent", async () => {
@@ -71,11 +93,14 @@ describe.each(BACKENDS)("a real AI SDK tool loop driven by the mock model, on $n
       },
     });
     await session.sandbox.files.mkdir("sub");
-    const turns = () => [
-      () => ({ toolCalls: [{ toolName: "shell", input: { command: "pwd" } }] }),
-      () => ({ text: "ok" }),
-    ];
-    const viaGenerateText = await generateText({ model: scriptedModel(turns()), tools: { shell }, experimental_sandbox: session.restricted(), stopWhen: stepCountIs(3), prompt: "where am I?" });
+    const turns = () => [() => ({ toolCalls: [{ toolName: "shell", input: { command: "pwd" } }] }), () => ({ text: "ok" })];
+    const viaGenerateText = await generateText({
+      model: scriptedModel(turns()),
+      tools: { shell },
+      experimental_sandbox: session.restricted(),
+      stopWhen: stepCountIs(3),
+      prompt: "where am I?",
+    });
     const agent = new ToolLoopAgent({ model: scriptedModel(turns()), tools: { shell }, stopWhen: stepCountIs(3) });
     const viaAgent = await agent.generate({ prompt: "where am I?", experimental_sandbox: session.restricted() });
     for (const result of [viaGenerateText, viaAgent]) {

@@ -50,7 +50,15 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
   doctor: {},
   ls: { all: { type: "boolean", short: "a" } },
   gc: { "dry-run": { type: "boolean", short: "n" } },
-  mcp: { target: { type: "string", short: "t" }, network: { type: "string" }, http: { type: "string" }, host: { type: "string" }, "allow-fake": { type: "boolean" }, "max-sessions": { type: "string" }, "idle-timeout": { type: "string" } },
+  mcp: {
+    target: { type: "string", short: "t" },
+    network: { type: "string" },
+    http: { type: "string" },
+    host: { type: "string" },
+    "allow-fake": { type: "boolean" },
+    "max-sessions": { type: "string" },
+    "idle-timeout": { type: "string" },
+  },
 };
 
 /** Docker listing failures that are not sbx errors (engine down) become `BackendUnavailableError` with a remedy. */
@@ -89,7 +97,14 @@ export async function runCli(environment: CliEnvironment): Promise<number> {
       throw new UsageError(error instanceof Error ? error.message.replace(/\. To specify a positional argument.*$/s, ".") : String(error));
     }
     const values = parsed.values as Record<string, unknown>;
-    mode = outputMode({ json: values.json === true, quiet: values.quiet === true, color: values["no-color"] === true ? false : (values.color as boolean | undefined) }, environment);
+    mode = outputMode(
+      {
+        json: values.json === true,
+        quiet: values.quiet === true,
+        color: values["no-color"] === true ? false : (values.color as boolean | undefined),
+      },
+      environment,
+    );
     if (values.help === true) {
       environment.stdout.write(USAGE);
       return 0;
@@ -103,9 +118,13 @@ export async function runCli(environment: CliEnvironment): Promise<number> {
       case "doctor":
         return await doctorCommand(environment, mode);
       case "ls":
-        return await listCommand(environment, mode, values).catch((error: unknown) => { throw asDockerError(error); });
+        return await listCommand(environment, mode, values).catch((error: unknown) => {
+          throw asDockerError(error);
+        });
       case "gc":
-        return await gcCommand(environment, mode, values).catch((error: unknown) => { throw asDockerError(error); });
+        return await gcCommand(environment, mode, values).catch((error: unknown) => {
+          throw asDockerError(error);
+        });
       default: {
         // Loaded lazily so the other commands do not pay for the MCP SDK.
         const { mcpCommand } = await import("./commands/mcp.js");

@@ -52,9 +52,25 @@ export function exitCodeFor(error: unknown): number {
 
 /** A JSON view of an error: code, message, remedy, retryable. */
 export function errorToJson(error: unknown): Record<string, unknown> {
-  if (isSbxError(error)) return { code: error.code, name: error.name, message: error.message, remedy: remedyFor(error), retryable: error.retryable, backend: error.backend ?? null };
-  if (error instanceof UsageError) return { code: "USAGE", name: error.name, message: error.message, remedy: remedyFor(error), retryable: false, backend: null };
-  return { code: "INTERNAL", name: error instanceof Error ? error.name : "Error", message: error instanceof Error ? error.message : String(error), remedy: "This is a bug in sbx; please report it.", retryable: false, backend: null };
+  if (isSbxError(error))
+    return {
+      code: error.code,
+      name: error.name,
+      message: error.message,
+      remedy: remedyFor(error),
+      retryable: error.retryable,
+      backend: error.backend ?? null,
+    };
+  if (error instanceof UsageError)
+    return { code: "USAGE", name: error.name, message: error.message, remedy: remedyFor(error), retryable: false, backend: null };
+  return {
+    code: "INTERNAL",
+    name: error instanceof Error ? error.name : "Error",
+    message: error instanceof Error ? error.message : String(error),
+    remedy: "This is a bug in sbx; please report it.",
+    retryable: false,
+    backend: null,
+  };
 }
 
 /** Prints an error: with `--json` as `{ "error": {...} }` on stdout, else `error [CODE]: message` and `remedy: ...` on stderr. */

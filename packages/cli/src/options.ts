@@ -16,7 +16,10 @@ export function parseDuration(text: string, flag: string): number {
 export function parseNetwork(text: string | undefined): NetworkPolicyInput {
   if (text === undefined || text === "deny") return { egress: "deny" };
   if (text === "allow") return { egress: "allow" };
-  const hosts = text.split(",").map((host) => host.trim()).filter(Boolean);
+  const hosts = text
+    .split(",")
+    .map((host) => host.trim())
+    .filter(Boolean);
   if (hosts.length === 0) throw new UsageError(`--network expects deny, allow, or a comma list of hosts, not ${JSON.stringify(text)}.`);
   return { egress: "deny", allow: hosts };
 }

@@ -45,7 +45,9 @@ export class ProgressDisplay {
     const quarter = total > 0 ? Math.floor(fraction * 4) : 0;
     if (quarter > this.lastQuarter && quarter < 4) {
       this.lastQuarter = quarter;
-      this.environment.stderr.write(`sbx: ${this.label}: ${total > 0 ? `${Math.round(fraction * 100)}% (${formatBytes(current)} of ${formatBytes(total)})` : `${formatBytes(current)}`}\n`);
+      this.environment.stderr.write(
+        `sbx: ${this.label}: ${total > 0 ? `${Math.round(fraction * 100)}% (${formatBytes(current)} of ${formatBytes(total)})` : `${formatBytes(current)}`}\n`,
+      );
     }
   }
 
@@ -77,7 +79,13 @@ export class PullProgressAggregator {
 
   /** Records one engine event and returns the totals over every layer seen so far. */
   add(event: { id?: string; status: string; progressDetail?: { current?: number; total?: number } }): { current: number; total: number } {
-    if (event.id && event.progressDetail && typeof event.progressDetail.total === "number" && event.progressDetail.total > 0 && /download/i.test(event.status)) {
+    if (
+      event.id &&
+      event.progressDetail &&
+      typeof event.progressDetail.total === "number" &&
+      event.progressDetail.total > 0 &&
+      /download/i.test(event.status)
+    ) {
       this.layers.set(event.id, { current: Math.max(0, event.progressDetail.current ?? 0), total: event.progressDetail.total });
     } else if (event.id && /download complete|pull complete|already exists/i.test(event.status)) {
       const layer = this.layers.get(event.id);

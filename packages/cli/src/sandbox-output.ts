@@ -11,7 +11,10 @@ import type { CliEnvironment, CliStream, OutputMode } from "./terminal.js";
 export class SandboxOutput {
   private atLineStart = true;
 
-  constructor(private readonly environment: CliEnvironment, private readonly rawOutput: boolean) {}
+  constructor(
+    private readonly environment: CliEnvironment,
+    private readonly rawOutput: boolean,
+  ) {}
 
   /** Writes sandbox stdout. */
   readonly stdout = (text: string): void => this.write(this.environment.stdout, text);

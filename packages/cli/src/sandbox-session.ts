@@ -75,13 +75,19 @@ export async function createCliSandbox(environment: CliEnvironment, mode: Output
     throw error;
   }
   pull?.finish("image ready");
-  const egress = request.network.egress === "allow" ? "allowed" : request.network.allow?.length ? `denied except ${request.network.allow.join(", ")}` : "denied";
+  const egress =
+    request.network.egress === "allow" ? "allowed" : request.network.allow?.length ? `denied except ${request.network.allow.join(", ")}` : "denied";
   status(environment, mode, `sandbox ${sandbox.id} on ${sandbox.backend}, network ${egress}`);
   return sandbox;
 }
 
 /** Uploads one host file with a progress display, streaming (bytes are counted as the backend consumes them). */
-export async function uploadWithProgress(environment: CliEnvironment, mode: OutputMode, sandbox: Sandbox, upload: { hostPath: string; sandboxPath: string }): Promise<number> {
+export async function uploadWithProgress(
+  environment: CliEnvironment,
+  mode: OutputMode,
+  sandbox: Sandbox,
+  upload: { hostPath: string; sandboxPath: string },
+): Promise<number> {
   const hostPath = resolve(environment.cwd, upload.hostPath);
   const { size } = await stat(hostPath);
   const display = new ProgressDisplay(environment, mode, `upload ${upload.hostPath}`);

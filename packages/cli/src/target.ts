@@ -26,7 +26,10 @@ export function requestedTarget(flag: string | undefined, env: Readonly<Record<s
  * Turns `"auto"` into a concrete target (the first usable backend in `autoBackendOrder()`, or the fake with `allowFake`),
  * so the CLI can say which backend it picked and pass backend settings (pull progress) to it.
  */
-export async function resolveTarget(target: string, options: { allowFake: boolean; signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> }): Promise<string> {
+export async function resolveTarget(
+  target: string,
+  options: { allowFake: boolean; signal?: AbortSignal; env?: Readonly<Record<string, string | undefined>> },
+): Promise<string> {
   if (target.toLowerCase() !== "auto") {
     parseTarget(target);
     return target;
@@ -45,6 +48,9 @@ export async function resolveTarget(target: string, options: { allowFake: boolea
 }
 
 /** Backend settings the CLI adds for a target: pull progress for Docker. */
-export function progressSettings(target: string, onPullProgress: (event: { status: string; id?: string; progressDetail?: { current?: number; total?: number } }) => void): CreateSandboxOptions["settings"] {
+export function progressSettings(
+  target: string,
+  onPullProgress: (event: { status: string; id?: string; progressDetail?: { current?: number; total?: number } }) => void,
+): CreateSandboxOptions["settings"] {
   return parseTarget(target).scheme === "docker" ? { onPullProgress } : {};
 }

@@ -88,6 +88,10 @@ function visibleLength(text: string): number {
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => visibleLength(row[column] ?? ""))));
   const pad = (cell: string, width: number) => cell + " ".repeat(Math.max(0, width - visibleLength(cell)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => (column === cells.length - 1 ? cell : pad(cell, widths[column]!))).join("  ").trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : pad(cell, widths[column]!)))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)].join("\n") + "\n";
 }

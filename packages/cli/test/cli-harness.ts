@@ -8,7 +8,10 @@ export interface CliOutcome {
 }
 
 /** Runs `sbx ...argv` in this process with captured streams (no terminal unless `terminal: true`). */
-export async function sbx(argv: string[], options: { env?: Record<string, string>; stdin?: string; terminal?: boolean; cwd?: string } = {}): Promise<CliOutcome> {
+export async function sbx(
+  argv: string[],
+  options: { env?: Record<string, string>; stdin?: string; terminal?: boolean; cwd?: string } = {},
+): Promise<CliOutcome> {
   let stdout = "";
   let stderr = "";
   const environment: CliEnvironment = {

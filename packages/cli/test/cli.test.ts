@@ -73,7 +73,16 @@ describe("sbx run", () => {
   it("--json reports errors as a JSON document with code and remedy", async () => {
     const outcome = await sbx(["run", "--json", "--target", "fake://", "--network", "allow", "--network", "deny", "--timeout", "soon", "--", "true"]);
     expect(outcome.exitCode).toBe(2);
-    expect(JSON.parse(outcome.stdout)).toEqual({ error: { code: "USAGE", name: "UsageError", message: '--timeout expects a duration such as 30s, 5m or 1500ms, not "soon".', remedy: "Run `sbx --help` for usage.", retryable: false, backend: null } });
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      error: {
+        code: "USAGE",
+        name: "UsageError",
+        message: '--timeout expects a duration such as 30s, 5m or 1500ms, not "soon".',
+        remedy: "Run `sbx --help` for usage.",
+        retryable: false,
+        backend: null,
+      },
+    });
   });
 
   it("refuses a missing command and unknown flags as usage errors (exit 2)", async () => {
@@ -115,7 +124,9 @@ describe("sbx run", () => {
 
 describe("sbx code", () => {
   it("runs Python from standard input and prints its output", async () => {
-    const outcome = await sbx(["code", "--quiet", "--target", "fake://", "-"], { stdin: "import sys\nprint(6 * 7)\nprint('warn', file=sys.stderr)\n" });
+    const outcome = await sbx(["code", "--quiet", "--target", "fake://", "-"], {
+      stdin: "import sys\nprint(6 * 7)\nprint('warn', file=sys.stderr)\n",
+    });
     expect(outcome).toEqual({ exitCode: 0, stdout: "42\n", stderr: "warn\n" });
   });
 
@@ -136,13 +147,40 @@ describe("sbx code", () => {
   it("saves image results to files and says where", async () => {
     const directory = await mkdtemp(join(tmpdir(), "sbx-cli-"));
     const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
-    const rendered = await saveRichResults([{ isMainResult: true, data: { "text/plain": "<Figure size 640x480>", "image/png": png.toString("base64") } }], directory, directory);
-    expect(rendered).toEqual([{ isMainResult: true, mimeTypes: ["text/plain", "image/png"], text: "<Figure size 640x480>", savedFiles: ["result-1.png"] }]);
+    const rendered = await saveRichResults(
+      [{ isMainResult: true, data: { "text/plain": "<Figure size 640x480>", "image/png": png.toString("base64") } }],
+      directory,
+      directory,
+    );
+    expect(rendered).toEqual([
+      { isMainResult: true, mimeTypes: ["text/plain", "image/png"], text: "<Figure size 640x480>", savedFiles: ["result-1.png"] },
+    ]);
     expect(await readFile(join(directory, "result-1.png"))).toEqual(png);
     let stdout = "";
     let stderr = "";
-    const environment = { argv: [], stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, stdin: (async function* () {})(), env: {}, cwd: directory };
-    const status = printExecution(environment, { json: false, quiet: false, color: false, terminal: false }, { stdout: "", stderr: "", error: null, results: [], durationMs: 1, truncated: { stdout: false, stderr: false, results: false }, totalBytes: { stdout: 0, stderr: 0 }, outOfMemoryKilled: null }, rendered);
+    const environment = {
+      argv: [],
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      stdin: (async function* () {})(),
+      env: {},
+      cwd: directory,
+    };
+    const status = printExecution(
+      environment,
+      { json: false, quiet: false, color: false, terminal: false },
+      {
+        stdout: "",
+        stderr: "",
+        error: null,
+        results: [],
+        durationMs: 1,
+        truncated: { stdout: false, stderr: false, results: false },
+        totalBytes: { stdout: 0, stderr: 0 },
+        outOfMemoryKilled: null,
+      },
+      rendered,
+    );
     expect(status).toBe(0);
     expect(stdout).toBe("<Figure size 640x480>\n");
     expect(stderr).toBe("sbx: saved image/png result to result-1.png\n");
@@ -151,10 +189,13 @@ describe("sbx code", () => {
 
 describe("sbx doctor", () => {
   it("renders a table of backends with remedies and a verdict", () => {
-    const text = renderDoctor([
-      { backend: "docker", usable: false, isolating: true, reason: "Cannot reach the engine.", remedy: "Start Docker." },
-      { backend: "fake", usable: true, isolating: false, reason: "in-process fake", remedy: "" },
-    ], { json: false, quiet: false, color: false, terminal: false });
+    const text = renderDoctor(
+      [
+        { backend: "docker", usable: false, isolating: true, reason: "Cannot reach the engine.", remedy: "Start Docker." },
+        { backend: "fake", usable: true, isolating: false, reason: "in-process fake", remedy: "" },
+      ],
+      { json: false, quiet: false, color: false, terminal: false },
+    );
     expect(text).toMatchInlineSnapshot(`
       "BACKEND  USABLE  ISOLATING                     DETAIL
       docker   no      yes                           Cannot reach the engine. Remedy: Start Docker.
@@ -169,7 +210,9 @@ describe("sbx doctor", () => {
     const outcome = await sbx(["doctor", "--json"]);
     const statuses = (await detectBackends()).sort((left, right) => left.backend.localeCompare(right.backend));
     const document = JSON.parse(outcome.stdout);
-    expect(document.backends.map((status: { backend: string; usable: boolean }) => [status.backend, status.usable])).toEqual(statuses.map((status) => [status.backend, status.usable]));
+    expect(document.backends.map((status: { backend: string; usable: boolean }) => [status.backend, status.usable])).toEqual(
+      statuses.map((status) => [status.backend, status.usable]),
+    );
     const isolatingUsable = statuses.some((status) => status.usable && status.isolating);
     expect(document.ok).toBe(isolatingUsable);
     expect(outcome.exitCode).toBe(isolatingUsable ? 0 : 1);
@@ -183,6 +226,8 @@ describe("the command line itself", () => {
     expect(help.stdout).toContain("sbx run [--target URI]");
     const unknown = await sbx(["frobnicate"]);
     expect(unknown.exitCode).toBe(2);
-    expect(unknown.stderr).toBe('error [USAGE]: Unknown command "frobnicate". Commands: run, code, doctor, ls, gc, mcp.\nremedy: Run `sbx --help` for usage.\n');
+    expect(unknown.stderr).toBe(
+      'error [USAGE]: Unknown command "frobnicate". Commands: run, code, doctor, ls, gc, mcp.\nremedy: Run `sbx --help` for usage.\n',
+    );
   });
 });

@@ -11,7 +11,10 @@ const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 const execFileAsync = promisify(execFile);
 
 /** Runs the built `sbx` executable as a user would, returning its exit status and output. */
-async function sbxProcess(argv: string[], env: Record<string, string | undefined> = {}): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+async function sbxProcess(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await execFileAsync(process.execPath, [BIN, ...argv], { env: { ...process.env, ...env }, timeout: 60_000 });
     return { exitCode: 0, stdout, stderr };
@@ -21,7 +24,10 @@ async function sbxProcess(argv: string[], env: Record<string, string | undefined
   }
 }
 
-const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("docker");
+const required = (process.env.SBX_REQUIRE ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .includes("docker");
 const status = await createSandboxProvider({ image: IMAGE }).detect();
 if (!status.usable) {
   const message = `Docker is not usable here: ${status.reason} ${status.remedy}`;
@@ -65,7 +71,14 @@ describeWithDocker("sbx on Docker", () => {
     const listed = await sbx(["ls", "--json"]);
     expect(listed.exitCode).toBe(0);
     const entry = JSON.parse(listed.stdout).sandboxes.find((candidate: { id: string }) => candidate.id === sandbox.id);
-    expect(entry).toMatchObject({ id: sandbox.id, image: IMAGE, state: "running", owner: { pid: process.pid }, metadata: { test: "sbx-cli-ls" }, orphanReason: null });
+    expect(entry).toMatchObject({
+      id: sandbox.id,
+      image: IMAGE,
+      state: "running",
+      owner: { pid: process.pid },
+      metadata: { test: "sbx-cli-ls" },
+      orphanReason: null,
+    });
     const table = await sbx(["ls"]);
     expect(table.stdout).toMatch(new RegExp(`^${sandbox.id.slice(0, 12)} +${IMAGE.replace(/[.]/g, "\\.")} +running +\\d+s +${process.pid}@`, "m"));
     const dryRun = await sbx(["gc", "--dry-run", "--json"]);

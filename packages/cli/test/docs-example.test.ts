@@ -16,7 +16,10 @@ const TARGET = (await createSandboxProvider({ image: IMAGE }).detect()).usable ?
 describe("docs/integrations/cli.md", () => {
   it("shows examples/quickstart.sh verbatim", async () => {
     const page = await readFile(new URL("../../../docs/integrations/cli.md", import.meta.url), "utf8");
-    const script = (await readFile(SCRIPT, "utf8")).split("\n").filter((line) => !line.startsWith("#!") && !line.startsWith("# The example")).join("\n");
+    const script = (await readFile(SCRIPT, "utf8"))
+      .split("\n")
+      .filter((line) => !line.startsWith("#!") && !line.startsWith("# The example"))
+      .join("\n");
     expect(page).toContain(script.trim());
   });
 
@@ -24,7 +27,9 @@ describe("docs/integrations/cli.md", () => {
     const directory = await mkdtemp(join(tmpdir(), "sbx-cli-docs-"));
     await writeFile(join(directory, "sbx"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     await chmod(join(directory, "sbx"), 0o755);
-    const { stdout, stderr } = await promisify(execFile)("sh", [SCRIPT], { env: { ...process.env, PATH: `${directory}:${process.env.PATH}`, SBX_TARGET: TARGET, NO_COLOR: "1" } });
+    const { stdout, stderr } = await promisify(execFile)("sh", [SCRIPT], {
+      env: { ...process.env, PATH: `${directory}:${process.env.PATH}`, SBX_TARGET: TARGET, NO_COLOR: "1" },
+    });
     const lines = stdout.split("\n");
     expect(lines).toContain("42");
     expect(lines.filter((line) => line.startsWith("exit code:"))).toEqual(["exit code: 3", "exit code: 124"]);

@@ -12,7 +12,10 @@ import { normalise, sbx } from "./cli-harness.js";
  * The e2b:// scheme is pointed at the emulator with registerProvider, so nothing leaves this machine.
  */
 const image = process.env.SBX_E2B_EMULATOR_IMAGE ?? "sbx-test/python:3.11";
-const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("e2b");
+const required = (process.env.SBX_REQUIRE ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .includes("e2b");
 let emulator: E2BEmulator | undefined;
 let startFailure = "";
 

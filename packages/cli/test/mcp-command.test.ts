@@ -25,7 +25,9 @@ describe("sbx mcp", () => {
   });
 
   it("serves Streamable HTTP on an ephemeral loopback port with --http 0, prints the URL with --json, and exits 0 on SIGTERM", async () => {
-    const child = spawn(process.execPath, [BIN, "mcp", "--target", "fake://", "--network", "allow", "--http", "0", "--json"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [BIN, "mcp", "--target", "fake://", "--network", "allow", "--http", "0", "--json"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     try {
       const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
       const announced = JSON.parse(line) as { url: string; target: string; network: unknown };
@@ -44,11 +46,25 @@ describe("sbx mcp", () => {
   });
 
   it("--max-sessions caps HTTP sessions (503 past it) and --idle-timeout is accepted as a duration", async () => {
-    const child = spawn(process.execPath, [BIN, "mcp", "--target", "fake://", "--http", "0", "--json", "--max-sessions", "1", "--idle-timeout", "5m"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      [BIN, "mcp", "--target", "fake://", "--http", "0", "--json", "--max-sessions", "1", "--idle-timeout", "5m"],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     try {
       const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
       const url = (JSON.parse(line) as { url: string }).url;
-      const initialize = () => fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }) });
+      const initialize = () =>
+        fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+          }),
+        });
       expect((await initialize()).status).toBe(200);
       const refused = await initialize();
       expect(refused.status).toBe(503);

@@ -3,7 +3,14 @@ import { ProgressDisplay, PullProgressAggregator } from "../src/index.js";
 
 function capture(terminal: boolean) {
   const written: string[] = [];
-  const environment = { argv: [], stdout: { write: () => true }, stderr: { write: (text: string) => written.push(text), isTTY: terminal }, stdin: (async function* () {})(), env: {}, cwd: "/" };
+  const environment = {
+    argv: [],
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => written.push(text), isTTY: terminal },
+    stdin: (async function* () {})(),
+    env: {},
+    cwd: "/",
+  };
   return { environment, written };
 }
 
@@ -40,7 +47,10 @@ describe("progress display", () => {
       "sbx: upload a.bin: 80% (80 B of 100 B)\n",
       "sbx: upload a.bin: done, 100 B to a.bin\n",
     ]);
-    for (const mode of [{ json: true, quiet: false, color: false, terminal: false }, { json: false, quiet: true, color: false, terminal: false }]) {
+    for (const mode of [
+      { json: true, quiet: false, color: false, terminal: false },
+      { json: false, quiet: true, color: false, terminal: false },
+    ]) {
       const silent = capture(true);
       const quiet = new ProgressDisplay(silent.environment, mode, "x");
       quiet.update(1, 2);

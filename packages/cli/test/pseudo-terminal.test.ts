@@ -19,7 +19,8 @@ function hasTmux(): boolean {
 
 const tmuxAvailable = hasTmux();
 if (!tmuxAvailable) {
-  if (process.env.CI || process.env.SBX_REQUIRE) throw new Error("tmux is needed for the sbx CLI's pseudo-terminal test (.ci/provision.sh installs it).");
+  if (process.env.CI || process.env.SBX_REQUIRE)
+    throw new Error("tmux is needed for the sbx CLI's pseudo-terminal test (.ci/provision.sh installs it).");
   console.warn("\n[sbx] SKIPPING the sbx CLI's pseudo-terminal test: tmux is not installed (apt-get install tmux).\n");
 }
 
@@ -42,16 +43,23 @@ describe.skipIf(!tmuxAvailable)("sbx in a real pseudo-terminal (tmux)", () => {
         status = await readFile(done, "utf8").catch(() => "");
       }
       expect(status.trim()).toBe("0");
-      const screen = tmux("capture-pane", "-p", "-t", session).split("\n").map((line) => line.trimEnd()).filter(Boolean);
+      const screen = tmux("capture-pane", "-p", "-t", session)
+        .split("\n")
+        .map((line) => line.trimEnd())
+        .filter(Boolean);
       const bytes = await readFile(raw, "utf8");
       // The bar is redrawn in place: carriage return + erase-line, and no plain "25%" progress lines.
       expect(bytes).toContain("\r\u001b[2Kupload big.bin [");
       expect(bytes).not.toContain("sbx: upload big.bin: 25%");
       // What the user sees at the end: one finished bar line (earlier frames overwritten), then the output.
-      expect(screen.filter((line) => line.startsWith("upload big.bin"))).toEqual(["upload big.bin [########################] 100% 8.0 MiB to big.bin"]);
+      expect(screen.filter((line) => line.startsWith("upload big.bin"))).toEqual([
+        "upload big.bin [########################] 100% 8.0 MiB to big.bin",
+      ]);
       expect(screen).toContain("8388608");
       // eslint-disable-next-line no-control-regex -- strips the ESC of ANSI colour sequences
-  expect(screen.some((line) => /^sbx: sandbox fake-\d+-[0-9a-f]+ on fake, network denied$/.test(line.replace(/\u001b\[[0-9;]*m/g, "")))).toBe(true);
+      expect(screen.some((line) => /^sbx: sandbox fake-\d+-[0-9a-f]+ on fake, network denied$/.test(line.replace(/\u001b\[[0-9;]*m/g, "")))).toBe(
+        true,
+      );
     } finally {
       tmux("kill-session", "-t", session);
     }

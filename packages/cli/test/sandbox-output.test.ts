@@ -29,17 +29,42 @@ describe("sandbox output on a terminal", () => {
     const piped = await sbx(["run", "--target", "fake://", "--", ATTACK]);
     expect(piped.stdout).toBe(raw.stdout);
     expect(piped.stderr).toContain("sbx: exit code 3\n");
-    const json = JSON.parse((await sbx(["run", "--json", "--target", "fake://", "--", ATTACK], { terminal: true })).stdout) as { stdout: string; exitCode: number };
+    const json = JSON.parse((await sbx(["run", "--json", "--target", "fake://", "--", ATTACK], { terminal: true })).stdout) as {
+      stdout: string;
+      exitCode: number;
+    };
     expect(json).toMatchObject({ stdout: raw.stdout, exitCode: 3 });
   });
 
   it("sbx code: the main result, the exception and the traceback come from the sandbox and are escaped on a terminal too", () => {
     let stdout = "";
     let stderr = "";
-    const environment: CliEnvironment = { argv: [], stdout: { write: (text: string) => (stdout += text), isTTY: true }, stderr: { write: (text: string) => (stderr += text), isTTY: true }, stdin: (async function* () {})(), env: {}, cwd: "/" };
+    const environment: CliEnvironment = {
+      argv: [],
+      stdout: { write: (text: string) => (stdout += text), isTTY: true },
+      stderr: { write: (text: string) => (stderr += text), isTTY: true },
+      stdin: (async function* () {})(),
+      env: {},
+      cwd: "/",
+    };
     const mode = { json: false, quiet: false, color: false, terminal: true };
-    const execution = { stdout: "", stderr: "", error: { name: "Err\u001b]0;t\u0007", value: "v\u001b[8m", traceback: "" }, results: [], durationMs: 1, truncated: { stdout: false, stderr: false, results: false }, totalBytes: { stdout: 0, stderr: 0 }, outOfMemoryKilled: null };
-    const status = printExecution(environment, mode, execution, [{ isMainResult: true, mimeTypes: ["text/plain"], text: "\u001b]52;c;cHduZWQ=\u0007", savedFiles: [] }], new SandboxOutput(environment, false));
+    const execution = {
+      stdout: "",
+      stderr: "",
+      error: { name: "Err\u001b]0;t\u0007", value: "v\u001b[8m", traceback: "" },
+      results: [],
+      durationMs: 1,
+      truncated: { stdout: false, stderr: false, results: false },
+      totalBytes: { stdout: 0, stderr: 0 },
+      outOfMemoryKilled: null,
+    };
+    const status = printExecution(
+      environment,
+      mode,
+      execution,
+      [{ isMainResult: true, mimeTypes: ["text/plain"], text: "\u001b]52;c;cHduZWQ=\u0007", savedFiles: [] }],
+      new SandboxOutput(environment, false),
+    );
     expect(status).toBe(1);
     expect(stdout).toBe("^[]52;c;cHduZWQ=^G\n");
     expect(stderr).toBe("Err^[]0;t^G: v^[[8m\n");

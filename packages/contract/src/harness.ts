@@ -1,4 +1,18 @@
-import { backendsSupporting, capabilitiesSchema, createSandbox, isSbxError, type BackendStatus, type Capabilities, type CapabilityName, type CreateSandboxOptions, type ResourceLimits, type Sandbox, type SandboxProviderV1, type SbxErrorCode, type SbxError } from "@sbx/core";
+import {
+  backendsSupporting,
+  capabilitiesSchema,
+  createSandbox,
+  isSbxError,
+  type BackendStatus,
+  type Capabilities,
+  type CapabilityName,
+  type CreateSandboxOptions,
+  type ResourceLimits,
+  type Sandbox,
+  type SandboxProviderV1,
+  type SbxErrorCode,
+  type SbxError,
+} from "@sbx/core";
 import { describe, expect, it, type TestContext } from "vitest";
 import { CONTRACT_TEST_IDS, type ContractTestId } from "./test-ids.js";
 
@@ -74,7 +88,10 @@ const warnedBackends = new Set<string>();
 
 /** Backends named in `SBX_REQUIRE` (comma list): for those, unavailability fails instead of skipping. */
 export function requiredBackends(): string[] {
-  return (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+  return (process.env.SBX_REQUIRE ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
 }
 
 function detectOnce(provider: SandboxProviderV1): Promise<BackendStatus> {
@@ -101,12 +118,18 @@ function mergeCreateOptions(base: CreateSandboxOptions | undefined, extra: Creat
 }
 
 /** Builds the harness for one provider. Calls `factory()` now (collection time); it must not touch the backend. */
-export function createContractHarness(name: string, factory: SandboxProviderFactoryForContract, options: SandboxContractOptions = {}): ContractHarness {
+export function createContractHarness(
+  name: string,
+  factory: SandboxProviderFactoryForContract,
+  options: SandboxContractOptions = {},
+): ContractHarness {
   if (typeof name !== "string" || name.length === 0) throw new TypeError("describeSandboxContract: name must be a non-empty string");
   if (typeof factory !== "function") throw new TypeError("describeSandboxContract: factory must be a function returning a SandboxProviderV1");
   for (const [id, reason] of Object.entries(options.skip ?? {})) {
-    if (!(CONTRACT_TEST_IDS as readonly string[]).includes(id)) throw new TypeError(`describeSandboxContract: options.skip names an unknown test id ${JSON.stringify(id)}`);
-    if (typeof reason !== "string" || reason.trim().length === 0) throw new TypeError(`describeSandboxContract: options.skip[${JSON.stringify(id)}] needs a reason`);
+    if (!(CONTRACT_TEST_IDS as readonly string[]).includes(id))
+      throw new TypeError(`describeSandboxContract: options.skip names an unknown test id ${JSON.stringify(id)}`);
+    if (typeof reason !== "string" || reason.trim().length === 0)
+      throw new TypeError(`describeSandboxContract: options.skip[${JSON.stringify(id)}] needs a reason`);
   }
   const provider = factory();
   if (!provider || typeof provider !== "object") throw new TypeError("describeSandboxContract: factory() must return a SandboxProviderV1 object");
@@ -117,10 +140,13 @@ export function createContractHarness(name: string, factory: SandboxProviderFact
     const status = await detectOnce(provider);
     if (status.usable) return;
     const reason = `${provider.backend} backend unavailable: ${status.reason}${status.remedy ? ` (${status.remedy})` : ""}`;
-    if (requiredBackends().includes(provider.backend)) throw new Error(`${reason}. SBX_REQUIRE names ${provider.backend}, so this is a failure, not a skip.`);
+    if (requiredBackends().includes(provider.backend))
+      throw new Error(`${reason}. SBX_REQUIRE names ${provider.backend}, so this is a failure, not a skip.`);
     if (!warnedBackends.has(provider.backend)) {
       warnedBackends.add(provider.backend);
-      console.warn(`\n[sbx contract] SKIPPING every ${provider.backend} contract test: ${reason}. Set SBX_REQUIRE=${provider.backend} to make this a failure.\n`);
+      console.warn(
+        `\n[sbx contract] SKIPPING every ${provider.backend} contract test: ${reason}. Set SBX_REQUIRE=${provider.backend} to make this a failure.\n`,
+      );
     }
     context.skip(reason);
   }
@@ -132,11 +158,15 @@ export function createContractHarness(name: string, factory: SandboxProviderFact
     options,
     contractTest(id, title, body) {
       const skipReason = options.skip?.[id];
-      it(`[${id}] ${title}`, async (context) => {
-        if (skipReason) return context.skip(`skipped by the adapter: ${skipReason}`);
-        await ensureAvailable(context);
-        await body(context);
-      }, timeoutMs);
+      it(
+        `[${id}] ${title}`,
+        async (context) => {
+          if (skipReason) return context.skip(`skipped by the adapter: ${skipReason}`);
+          await ensureAvailable(context);
+          await body(context);
+        },
+        timeoutMs,
+      );
     },
     createSandbox(extra) {
       return createSandbox(provider, mergeCreateOptions(options.createOptions, extra));
@@ -148,7 +178,10 @@ export function createContractHarness(name: string, factory: SandboxProviderFact
 export { mergeCreateOptions };
 
 /** Runs `work` and asserts it rejects with an sbx error of `code`; returns the error for further checks. Never asserts messages. */
-export async function expectSbxError<Code extends SbxErrorCode>(work: Promise<unknown> | (() => Promise<unknown> | unknown), code: Code): Promise<SbxError> {
+export async function expectSbxError<Code extends SbxErrorCode>(
+  work: Promise<unknown> | (() => Promise<unknown> | unknown),
+  code: Code,
+): Promise<SbxError> {
   let outcome: unknown;
   try {
     outcome = await (typeof work === "function" ? work() : work);
@@ -171,7 +204,11 @@ function describeValue(value: unknown): string {
 }
 
 /** Asserts a `CapabilityNotSupportedError` names the capability and the right `supportedBy` (never the backend itself). */
-export async function expectCapabilityRefused(harness: ContractHarness, work: Promise<unknown> | (() => Promise<unknown> | unknown), capability: CapabilityName | `language:${string}`): Promise<SbxError> {
+export async function expectCapabilityRefused(
+  harness: ContractHarness,
+  work: Promise<unknown> | (() => Promise<unknown> | unknown),
+  capability: CapabilityName | `language:${string}`,
+): Promise<SbxError> {
   const error = await expectSbxError(work, "SBX_CAPABILITY_NOT_SUPPORTED");
   const details = error as SbxError & { capability?: string; supportedBy?: string[] };
   expect(details.capability).toBe(capability);
@@ -203,7 +240,13 @@ export function countingProvider(provider: SandboxProviderV1): { provider: Sandb
 }
 
 /** Wraps a group's registration in a `describe` block, for the exported stand-alone group functions. */
-export function describeGroup(title: string, name: string, factory: SandboxProviderFactoryForContract, options: SandboxContractOptions | undefined, register: (harness: ContractHarness) => void): void {
+export function describeGroup(
+  title: string,
+  name: string,
+  factory: SandboxProviderFactoryForContract,
+  options: SandboxContractOptions | undefined,
+  register: (harness: ContractHarness) => void,
+): void {
   describe(`sbx contract: ${name} › ${title}`, () => register(createContractHarness(name, factory, options)));
 }
 

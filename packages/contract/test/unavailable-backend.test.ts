@@ -11,7 +11,13 @@ const unavailable: SandboxProviderV1 = {
   packageName: "none",
   capabilities: defineCapabilities({ languages: ["python"] }),
   isolating: true,
-  detect: async () => ({ backend: "unavailable-self-test", usable: false, reason: "this backend never exists", remedy: "nothing to do: it is a self-test", isolating: true }),
+  detect: async () => ({
+    backend: "unavailable-self-test",
+    usable: false,
+    reason: "this backend never exists",
+    remedy: "nothing to do: it is a self-test",
+    isolating: true,
+  }),
   create: async () => {
     throw new Error("create() must not be called when detect() says the backend is unusable");
   },

@@ -21,7 +21,18 @@ export { defaultEnvironment } from "./runtime/default-environment.js";
 export { shellQuote, shellScript } from "./posix/shell-quote.js";
 export { concatenateBytes } from "./posix/concatenate-bytes.js";
 export { runPosixScript, feedStdin, helperEnvironment, DEFAULT_PATH, type PosixCommandResult } from "./posix/posix-command.js";
-export { posixFileOperations, posixFileOperationsOver, posixReadFile, checkPosixFileResult, sortEntries, type PosixFileOperations, type PosixScriptTransport, type PosixScriptRequest, type PosixReadStart, type SpawningDriver } from "./posix/posix-files.js";
+export {
+  posixFileOperations,
+  posixFileOperationsOver,
+  posixReadFile,
+  checkPosixFileResult,
+  sortEntries,
+  type PosixFileOperations,
+  type PosixScriptTransport,
+  type PosixScriptRequest,
+  type PosixReadStart,
+  type SpawningDriver,
+} from "./posix/posix-files.js";
 export * from "./posix/posix-file-scripts.js";
 export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } from "./posix/process-tree-kill.js";
 export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe, commandOutOfMemoryReport } from "./posix/out-of-memory-probe.js";

@@ -10,13 +10,31 @@ export type * from "./v1/audit.js";
 export { auditRecordSchema } from "./v1/audit.js";
 export type * from "./v1/sandbox.js";
 export type * from "./v1/provider.js";
-export { createSandbox, connectSandbox, detectBackends, registerProvider, loadProvider, checkProvider, parseTarget, AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE, autoBackendOrder, type SandboxProviderFactory } from "./runtime/resolve-backend.js";
+export {
+  createSandbox,
+  connectSandbox,
+  detectBackends,
+  registerProvider,
+  loadProvider,
+  checkProvider,
+  parseTarget,
+  AUTO_PREFERENCE_ORDER,
+  BACKENDS_ENVIRONMENT_VARIABLE,
+  autoBackendOrder,
+  type SandboxProviderFactory,
+} from "./runtime/resolve-backend.js";
 export type { SandboxLogEntry, SandboxLogger } from "./v1/logging.js";
 export { DEBUG_ENVIRONMENT_VARIABLE } from "./runtime/backend-logging.js";
 export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
 export { truncateUtf8, type TruncateUtf8Options, type Utf8Prefix } from "./text/truncate-utf8.js";
 export * from "./v1/credentials.js";
-export { revokeOrphanedCredentials, type RevokeOrphanedCredentialsOptions, type RevokeOrphanedCredentialsResult, type OrphanedCredential, type RefusedCredentialRecord } from "./runtime/revoke-orphaned-credentials.js";
+export {
+  revokeOrphanedCredentials,
+  type RevokeOrphanedCredentialsOptions,
+  type RevokeOrphanedCredentialsResult,
+  type OrphanedCredential,
+  type RefusedCredentialRecord,
+} from "./runtime/revoke-orphaned-credentials.js";
 export { defaultStateDirectory } from "./runtime/credential-store.js";
 export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
 export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";

@@ -18,7 +18,10 @@ import { ownLoginuid, UNSET_LOGINUID } from "./support/loginuid.ts";
 const loginuid = ownLoginuid();
 const hasPython = spawnSync("python3", ["-c", "import sys; assert sys.version_info >= (3, 8)"]).status === 0;
 const usable = hasPython && loginuid === UNSET_LOGINUID;
-if (!usable) console.warn(`\n[sbx] SKIPPING the agent command-enforcement tests: ${hasPython ? `this process's loginuid is ${loginuid} (needs unset)` : "no python3 >= 3.8"}\n`);
+if (!usable)
+  console.warn(
+    `\n[sbx] SKIPPING the agent command-enforcement tests: ${hasPython ? `this process's loginuid is ${loginuid} (needs unset)` : "no python3 >= 3.8"}\n`,
+  );
 
 /** Host processes carrying `tag` (not zombies). */
 function tagged(tag: string): number[] {
@@ -74,7 +77,6 @@ function recordingEnforcement(base: ReturnType<typeof createHostProcessDriver>) 
   };
   return { enforcement, calls, setOutOfMemory: (value: boolean | null) => (nextOutOfMemory = value) };
 }
-
 
 describe.skipIf(!usable)("commands through the agent with the backend's enforcement", () => {
   let directory: string;

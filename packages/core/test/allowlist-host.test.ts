@@ -2,7 +2,11 @@ import { describe, expect, it } from "vitest";
 import { isSbxError } from "../src/index.ts";
 import { parseAllowlistHost, type AllowlistHostRules } from "../src/adapter.ts";
 
-const rules: AllowlistHostRules = { backend: "fake", ipv6Refusal: "its egress rules are IPv4 only", wildcardRule: "only a leading \"*.\" label is accepted" };
+const rules: AllowlistHostRules = {
+  backend: "fake",
+  ipv6Refusal: "its egress rules are IPv4 only",
+  wildcardRule: 'only a leading "*." label is accepted',
+};
 
 function refusal(entry: string, entryRules: AllowlistHostRules = rules): unknown {
   try {
@@ -34,7 +38,7 @@ describe("parseAllowlistHost (one reading of a network.allow entry for IPv4-and-
       expect(isSbxError(error, "SBX_INVALID_ARGUMENT"), entry).toBe(true);
       expect((error as { field: string }).field).toBe("network.allow.4");
     }
-    expect((refusal("a.*.example.com") as Error).message).toContain("only a leading \"*.\" label is accepted");
+    expect((refusal("a.*.example.com") as Error).message).toContain('only a leading "*." label is accepted');
   });
 
   it("accepts a single-label name only when the backend's rules say so", () => {

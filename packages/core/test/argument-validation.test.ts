@@ -13,7 +13,6 @@ import {
 } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-
 async function expectInvalidArgument(call: () => unknown, field: string): Promise<InvalidArgumentError> {
   const error = await caught(call);
   expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -73,10 +72,13 @@ describe("createSandbox rejects bad input before touching a backend", () => {
     ["an unknown top-level key", { timeout: 1000 }, "options.timeout"],
   ];
 
-  it.each(badOptions.map(([label, options, field]) => ({ label, options, field })))("$label → InvalidArgumentError with field $field", async ({ options, field }) => {
-    await expectInvalidArgument(() => createSandbox(provider, options as never), field);
-    expect(provider.drivers).toHaveLength(0);
-  });
+  it.each(badOptions.map(([label, options, field]) => ({ label, options, field })))(
+    "$label → InvalidArgumentError with field $field",
+    async ({ options, field }) => {
+      await expectInvalidArgument(() => createSandbox(provider, options as never), field);
+      expect(provider.drivers).toHaveLength(0);
+    },
+  );
 
   it("an invalid env name is explained, not just reported as an invalid key", async () => {
     const error = await expectInvalidArgument(() => createSandbox(provider, { env: { "1ABC": "x" } }), "options.env.1ABC");
@@ -176,7 +178,9 @@ describe("registerProvider", () => {
   });
 
   it("a factory whose provider speaks another specification version → UnsupportedSpecificationError, and nothing is registered", async () => {
-    const error = await caught(() => registerProvider("validation-oldspec", () => createMemoryProvider({ backend: "validation-oldspec", specificationVersion: "sbx-v0" })));
+    const error = await caught(() =>
+      registerProvider("validation-oldspec", () => createMemoryProvider({ backend: "validation-oldspec", specificationVersion: "sbx-v0" })),
+    );
     expect(error).toBeInstanceOf(UnsupportedSpecificationError);
     const loadError = await caught(() => loadProvider("validation-oldspec"));
     expect(loadError).toBeInstanceOf(InvalidArgumentError);
@@ -218,13 +222,16 @@ describe("loadProvider and checkProvider", () => {
     expect(isSbxError(error, "SBX_INVALID_ARGUMENT")).toBe(true);
   });
 
-  it.each([["sbx-v0"], ["sbx-v2"], [undefined]])("a provider with specificationVersion %j → UnsupportedSpecificationError naming both versions", async (version) => {
-    const provider = { ...createMemoryProvider({ backend: "validation-spec" }), specificationVersion: version };
-    const error = await caught(() => createSandbox(provider as never));
-    expect(error).toBeInstanceOf(UnsupportedSpecificationError);
-    expect(error.code).toBe("SBX_UNSUPPORTED_SPECIFICATION");
-    expect(error.message).toContain("sbx-v1");
-  });
+  it.each([["sbx-v0"], ["sbx-v2"], [undefined]])(
+    "a provider with specificationVersion %j → UnsupportedSpecificationError naming both versions",
+    async (version) => {
+      const provider = { ...createMemoryProvider({ backend: "validation-spec" }), specificationVersion: version };
+      const error = await caught(() => createSandbox(provider as never));
+      expect(error).toBeInstanceOf(UnsupportedSpecificationError);
+      expect(error.code).toBe("SBX_UNSUPPORTED_SPECIFICATION");
+      expect(error.message).toContain("sbx-v1");
+    },
+  );
 
   it("a registered factory returning a provider with the wrong version → UnsupportedSpecificationError from loadProvider", async () => {
     let version = "sbx-v1";

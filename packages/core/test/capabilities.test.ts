@@ -10,7 +10,6 @@ import {
 } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_CAPABILITIES } from "./support/memory-driver.ts";
 
-
 async function expectRefusal(call: () => unknown, capability: string, backend: string): Promise<CapabilityNotSupportedError> {
   const error = await caught(call);
   expect(error).toBeInstanceOf(CapabilityNotSupportedError);
@@ -24,7 +23,11 @@ async function expectRefusal(call: () => unknown, capability: string, backend: s
 describe("policies a backend cannot enforce are refused at creation, never weakened", () => {
   it("network.allow on a backend without EGRESS_ALLOWLIST → refused, supportedBy from the registry (docker, e2b, fake), sandbox never created", async () => {
     const provider = createMemoryProvider({ backend: "no-egress" });
-    const error = await expectRefusal(() => createSandbox(provider, { network: { egress: "deny", allow: ["example.test"] } }), "EGRESS_ALLOWLIST", "no-egress");
+    const error = await expectRefusal(
+      () => createSandbox(provider, { network: { egress: "deny", allow: ["example.test"] } }),
+      "EGRESS_ALLOWLIST",
+      "no-egress",
+    );
     expect(error.supportedBy).toEqual(expect.arrayContaining(["docker", "e2b", "fake"]));
     expect(error.message).toContain("network.allow");
     expect(provider.drivers).toHaveLength(0);
@@ -36,10 +39,20 @@ describe("policies a backend cannot enforce are refused at creation, never weake
   });
 
   it("registering a new manifest with the capability adds it to supportedBy", async () => {
-    const before = await expectRefusal(() => createSandbox(createMemoryProvider({ backend: "no-egress-2" }), { network: { egress: "deny", allow: ["example.test"] } }), "EGRESS_ALLOWLIST", "no-egress-2");
+    const before = await expectRefusal(
+      () => createSandbox(createMemoryProvider({ backend: "no-egress-2" }), { network: { egress: "deny", allow: ["example.test"] } }),
+      "EGRESS_ALLOWLIST",
+      "no-egress-2",
+    );
     expect(before.supportedBy).not.toContain("egress-capable");
-    registerProvider("egress-capable", () => createMemoryProvider({ backend: "egress-capable", capabilities: defineCapabilities({ EGRESS_ALLOWLIST: true }) }));
-    const after = await expectRefusal(() => createSandbox(createMemoryProvider({ backend: "no-egress-2" }), { network: { egress: "deny", allow: ["example.test"] } }), "EGRESS_ALLOWLIST", "no-egress-2");
+    registerProvider("egress-capable", () =>
+      createMemoryProvider({ backend: "egress-capable", capabilities: defineCapabilities({ EGRESS_ALLOWLIST: true }) }),
+    );
+    const after = await expectRefusal(
+      () => createSandbox(createMemoryProvider({ backend: "no-egress-2" }), { network: { egress: "deny", allow: ["example.test"] } }),
+      "EGRESS_ALLOWLIST",
+      "no-egress-2",
+    );
     expect(after.supportedBy).toContain("egress-capable");
     expect(backendsSupporting("EGRESS_ALLOWLIST")).toContain("egress-capable");
   });
@@ -53,7 +66,11 @@ describe("policies a backend cannot enforce are refused at creation, never weake
 
   it("mounts on a backend without HOST_MOUNTS → refused, supportedBy includes docker and fake", async () => {
     const provider = createMemoryProvider({ backend: "no-mounts" });
-    const error = await expectRefusal(() => createSandbox(provider, { mounts: [{ hostPath: "/tmp", sandboxPath: "/mnt/tmp" }] }), "HOST_MOUNTS", "no-mounts");
+    const error = await expectRefusal(
+      () => createSandbox(provider, { mounts: [{ hostPath: "/tmp", sandboxPath: "/mnt/tmp" }] }),
+      "HOST_MOUNTS",
+      "no-mounts",
+    );
     expect(error.supportedBy).toEqual(expect.arrayContaining(["docker", "fake"]));
     expect(provider.drivers).toHaveLength(0);
   });

@@ -26,7 +26,10 @@ describe("capability flags and their methods", () => {
   });
 
   it("RECONNECT without connect: registerProvider refuses it, naming RECONNECT and connect", async () => {
-    const provider = createMemoryProvider({ backend: "reconnect-no-method", capabilities: defineCapabilities({ RECONNECT: true, languages: ["python"] }) });
+    const provider = createMemoryProvider({
+      backend: "reconnect-no-method",
+      capabilities: defineCapabilities({ RECONNECT: true, languages: ["python"] }),
+    });
     const error = await caught(() => registerProvider("reconnect-no-method", () => provider));
     expect(error).toBeInstanceOf(CapabilityMethodMismatchError);
     expect(error).toBeInstanceOf(UnsupportedSpecificationError);
@@ -53,7 +56,11 @@ describe("capability flags and their methods", () => {
   });
 
   it("STATEFUL_CODE without createCodeContext: the created driver is refused and destroyed", async () => {
-    const provider = createMemoryProvider({ backend: "stateful-no-contexts", capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }), driver: { codeChannel: true } });
+    const provider = createMemoryProvider({
+      backend: "stateful-no-contexts",
+      capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }),
+      driver: { codeChannel: true },
+    });
     const error = await caught(() => createSandbox(provider));
     expect(error).toBeInstanceOf(CapabilityMethodMismatchError);
     expect(error.capability).toBe("STATEFUL_CODE");
@@ -63,7 +70,11 @@ describe("capability flags and their methods", () => {
   });
 
   it("STATEFUL_CODE without runCode: refused, naming runCode", async () => {
-    const provider = createMemoryProvider({ backend: "stateful-no-run", capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }), driver: { codeContexts: true } });
+    const provider = createMemoryProvider({
+      backend: "stateful-no-run",
+      capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }),
+      driver: { codeContexts: true },
+    });
     const error = await caught(() => createSandbox(provider));
     expect(error).toBeInstanceOf(CapabilityMethodMismatchError);
     expect(error.method).toBe("runCode");
@@ -76,17 +87,29 @@ describe("capability flags and their methods", () => {
     expect(error).toBeInstanceOf(CapabilityMethodMismatchError);
     expect(error.capability).toBe("STATEFUL_CODE");
     expect(error.flagDeclared).toBe(false);
-    const connected = createMemoryProvider({ backend: "contexts-no-flag-connect", capabilities: defineCapabilities({ RECONNECT: true, languages: ["python"] }), connectable: true, driver: { codeContexts: true } });
+    const connected = createMemoryProvider({
+      backend: "contexts-no-flag-connect",
+      capabilities: defineCapabilities({ RECONNECT: true, languages: ["python"] }),
+      connectable: true,
+      driver: { codeContexts: true },
+    });
     const connectError = await caught(() => connectSandbox(connected, "sb-7"));
     expect(connectError).toBeInstanceOf(CapabilityMethodMismatchError);
     expect(connected.drivers.map((driver) => driver.destroyCalls)).toEqual([0]);
   });
 
   it("runCode without STATEFUL_CODE is allowed (the one-shot code channel), and a matching provider loads", async () => {
-    const oneShot = await createSandbox(createMemoryProvider({ backend: "one-shot-channel", capabilities: MEMORY_CAPABILITIES, driver: { codeChannel: true } }));
+    const oneShot = await createSandbox(
+      createMemoryProvider({ backend: "one-shot-channel", capabilities: MEMORY_CAPABILITIES, driver: { codeChannel: true } }),
+    );
     expect(oneShot.backend).toBe("one-shot-channel");
     await oneShot.kill();
-    const complete = createMemoryProvider({ backend: "complete", capabilities: defineCapabilities({ STATEFUL_CODE: true, RECONNECT: true, languages: ["python"] }), connectable: true, driver: { codeChannel: true, codeContexts: true } });
+    const complete = createMemoryProvider({
+      backend: "complete",
+      capabilities: defineCapabilities({ STATEFUL_CODE: true, RECONNECT: true, languages: ["python"] }),
+      connectable: true,
+      driver: { codeChannel: true, codeContexts: true },
+    });
     const sandbox = await createSandbox(complete);
     expect(sandbox.capabilities.STATEFUL_CODE).toBe(true);
     await sandbox.kill();

@@ -1,16 +1,7 @@
 import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
-import {
-  AbortedError,
-  createSandbox,
-  defineCapabilities,
-  InvalidArgumentError,
-  PathError,
-  ProviderError,
-  TimeoutError,
-} from "../src/index.ts";
+import { AbortedError, createSandbox, defineCapabilities, InvalidArgumentError, PathError, ProviderError, TimeoutError } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_WORKSPACE } from "./support/memory-driver.ts";
-
 
 async function sandboxWith(options: Parameters<typeof createMemoryProvider>[0] = {}, createOptions: Parameters<typeof createSandbox>[1] = {}) {
   const provider = createMemoryProvider(options);
@@ -36,16 +27,21 @@ describe("commands.run and commands.start reject bad arguments", () => {
     ["an unknown option", "echo hi", { timeout: 5 }, "options.timeout"],
   ];
 
-  it.each(badRuns.map(([label, command, options, field]) => ({ label, command, options, field })))("run with $label → InvalidArgumentError field $field, nothing spawned", async ({ command, options, field }) => {
-    const { sandbox, driver } = await sandboxWith();
-    const error = await caught(() => sandbox.commands.run(command as string, options as never));
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    expect(error.field).toBe(field);
-    expect(driver.processes).toHaveLength(0);
-    await sandbox.kill();
-  });
+  it.each(badRuns.map(([label, command, options, field]) => ({ label, command, options, field })))(
+    "run with $label → InvalidArgumentError field $field, nothing spawned",
+    async ({ command, options, field }) => {
+      const { sandbox, driver } = await sandboxWith();
+      const error = await caught(() => sandbox.commands.run(command as string, options as never));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.field).toBe(field);
+      expect(driver.processes).toHaveLength(0);
+      await sandbox.kill();
+    },
+  );
 
-  it.each(badRuns.filter(([label]) => label !== "stdin: true for run()").map(([label, command, options, field]) => ({ label, command, options, field })))("start with $label → InvalidArgumentError field $field", async ({ command, options, field }) => {
+  it.each(
+    badRuns.filter(([label]) => label !== "stdin: true for run()").map(([label, command, options, field]) => ({ label, command, options, field })),
+  )("start with $label → InvalidArgumentError field $field", async ({ command, options, field }) => {
     const { sandbox, driver } = await sandboxWith();
     const error = await caught(() => sandbox.commands.start(command as string, options as never));
     expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -88,7 +84,14 @@ describe("commands.run results", () => {
   it("returns stdout, exit code, bytes and totals; a non-zero exit code is a result, not an error", async () => {
     const { sandbox } = await sandboxWith();
     const result = await sandbox.commands.run("echo héllo");
-    expect(result).toMatchObject({ exitCode: 0, stdout: "héllo\n", stderr: "", truncated: { stdout: false, stderr: false }, totalBytes: { stdout: 7, stderr: 0 }, outOfMemoryKilled: null });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      stdout: "héllo\n",
+      stderr: "",
+      truncated: { stdout: false, stderr: false },
+      totalBytes: { stdout: 7, stderr: 0 },
+      outOfMemoryKilled: null,
+    });
     expect(new TextDecoder().decode(result.stdoutBytes)).toBe("héllo\n");
     const failed = await sandbox.commands.run("exit 3");
     expect(failed.exitCode).toBe(3);
@@ -174,7 +177,12 @@ describe("timeouts and abort kill the command", () => {
   it("a failed stdin write kills the process and surfaces as ProviderError", async () => {
     const { sandbox, driver } = await sandboxWith();
     const spawn = driver.spawn.bind(driver);
-    driver.spawn = async (request) => ({ ...(await spawn(request)), writeStdin: async () => { throw new Error("pipe closed"); } });
+    driver.spawn = async (request) => ({
+      ...(await spawn(request)),
+      writeStdin: async () => {
+        throw new Error("pipe closed");
+      },
+    });
     const error = await caught(() => sandbox.commands.run("cat", { stdin: "x" }));
     expect(error).toBeInstanceOf(ProviderError);
     expect(error.message).toContain("pipe closed");
@@ -299,14 +307,17 @@ describe("runCode and createCodeContext", () => {
     ["an unknown option", "1", { cwd: "/tmp" }, "options.cwd"],
   ];
 
-  it.each(badCode.map(([label, code, options, field]) => ({ label, code, options, field })))("runCode with $label → InvalidArgumentError field $field", async ({ code, options, field }) => {
-    const { sandbox, driver } = await sandboxWith({ capabilities: stateful, driver: { codeChannel: true, codeContexts: true } });
-    const error = await caught(() => sandbox.runCode(code as string, options as never));
-    expect(error).toBeInstanceOf(InvalidArgumentError);
-    expect(error.field).toBe(field);
-    expect(driver.codeRequests).toHaveLength(0);
-    await sandbox.kill();
-  });
+  it.each(badCode.map(([label, code, options, field]) => ({ label, code, options, field })))(
+    "runCode with $label → InvalidArgumentError field $field",
+    async ({ code, options, field }) => {
+      const { sandbox, driver } = await sandboxWith({ capabilities: stateful, driver: { codeChannel: true, codeContexts: true } });
+      const error = await caught(() => sandbox.runCode(code as string, options as never));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.field).toBe(field);
+      expect(driver.codeRequests).toHaveLength(0);
+      await sandbox.kill();
+    },
+  );
 
   it("empty code is allowed", async () => {
     const { sandbox } = await sandboxWith({ driver: { codeChannel: true } });

@@ -12,7 +12,8 @@ import { createMemoryProvider } from "./support/memory-driver.ts";
 const OTHER_UID = 12345;
 const runningAsRoot = process.getuid?.() === 0;
 if (!runningAsRoot) {
-  if (process.env.CI || process.env.SBX_REQUIRE) throw new Error("The credential store plant tests need root (to create another user's files with chown).");
+  if (process.env.CI || process.env.SBX_REQUIRE)
+    throw new Error("The credential store plant tests need root (to create another user's files with chown).");
   console.warn("\n[sbx] SKIPPING the credential store plant tests: they need root to create another user's files.\n");
 }
 
@@ -60,7 +61,24 @@ async function deadPid(): Promise<number> {
 
 /** The record a dead owner would have left for `sourceId`, with the handle the planter chose. */
 function orphanRecord(sourceId: string, ownerPid: number) {
-  return { version: 1, sourceId, name: "TOKEN", sandboxId: "victim-sandbox", backend: "memory", ownerPid, ownerHost: hostname(), ownerStartTime: null, state: "live", recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: "planted-handle", value: null, revokeAttempts: 0, lastError: null };
+  return {
+    version: 1,
+    sourceId,
+    name: "TOKEN",
+    sandboxId: "victim-sandbox",
+    backend: "memory",
+    ownerPid,
+    ownerHost: hostname(),
+    ownerStartTime: null,
+    state: "live",
+    recordedAt: new Date().toISOString(),
+    issuedAt: new Date().toISOString(),
+    expiresAt: null,
+    handle: "planted-handle",
+    value: null,
+    revokeAttempts: 0,
+    lastError: null,
+  };
 }
 
 describe.skipIf(!runningAsRoot)("the credential store trusts only what the caller owns", () => {

@@ -94,7 +94,19 @@ describe("scoped credentials: issue", () => {
     const audit = auditRecordSchema.parse(sandbox.audit());
     expect(JSON.stringify(audit)).not.toContain(value);
     expect(audit.environment.secrets).toEqual(["GITHUB_TOKEN", "STATIC"]);
-    expect(audit.credentials).toEqual([{ name: "GITHUB_TOKEN", source: token.source.id, issuedAt: expect.any(String), expiresAt: null, revokedAt: null, endReason: null, outcome: "active", revokeAttempts: 0, error: null }]);
+    expect(audit.credentials).toEqual([
+      {
+        name: "GITHUB_TOKEN",
+        source: token.source.id,
+        issuedAt: expect.any(String),
+        expiresAt: null,
+        revokedAt: null,
+        endReason: null,
+        outcome: "active",
+        revokeAttempts: 0,
+        error: null,
+      },
+    ]);
     expect(token.events.map((event) => event.type)).toEqual(["issued"]);
   });
 
@@ -107,7 +119,15 @@ describe("scoped credentials: issue", () => {
     expect((await stat(recordsFolder())).mode & 0o777).toBe(0o700);
     const text = await readFile(path, "utf8");
     expect(text).not.toContain(token.issued[0]!.value);
-    expect(JSON.parse(text)).toMatchObject({ sourceId: token.source.id, name: "GITHUB_TOKEN", sandboxId: sandbox.id, ownerPid: process.pid, state: "live", handle: "handle-1", value: null });
+    expect(JSON.parse(text)).toMatchObject({
+      sourceId: token.source.id,
+      name: "GITHUB_TOKEN",
+      sandboxId: sandbox.id,
+      ownerPid: process.pid,
+      state: "live",
+      handle: "handle-1",
+      value: null,
+    });
     await sandbox.kill();
     expect(await recordFiles()).toEqual([]);
   });
@@ -131,7 +151,9 @@ describe("scoped credentials: issue", () => {
     expect(provider.drivers[0]!.destroyCalls).toBe(1);
     expect(first.revoked).toEqual([expect.objectContaining({ name: "A_TOKEN", value: first.issued[0]!.value, reason: "create-failed" })]);
     // The service may have issued before failing: it is asked to revoke by sandbox id (no value, no handle).
-    expect(failing.revoked).toEqual([expect.objectContaining({ sandboxId: provider.drivers[0]!.id, name: "B_TOKEN", value: null, handle: null, reason: "create-failed" })]);
+    expect(failing.revoked).toEqual([
+      expect.objectContaining({ sandboxId: provider.drivers[0]!.id, name: "B_TOKEN", value: null, handle: null, reason: "create-failed" }),
+    ]);
     expect(await recordFiles()).toEqual([]);
   });
 
@@ -146,7 +168,10 @@ describe("scoped credentials: issue", () => {
 
   it("an issue that hangs is stopped at the source's timeoutMs", async () => {
     let aborted = false;
-    const hanging = tokenSource({ timeoutMs: 50, issue: ({ signal }) => new Promise<string>(() => signal.addEventListener("abort", () => (aborted = true))) });
+    const hanging = tokenSource({
+      timeoutMs: 50,
+      issue: ({ signal }) => new Promise<string>(() => signal.addEventListener("abort", () => (aborted = true))),
+    });
     const error = await caught(() => createSandbox(createMemoryProvider(), { secrets: { A_TOKEN: hanging.source } }));
     expect(isSbxError(error, "SBX_CREDENTIAL_ISSUE")).toBe(true);
     expect(aborted).toBe(true);
@@ -159,7 +184,9 @@ describe("scoped credentials: issue", () => {
     const notFunction = await caught(() => credential({ id: "ok", issue: "x" as never, revoke: () => {} }));
     expect(notFunction.field).toBe("credential.issue");
     const token = tokenSource();
-    const refused = await caught(() => connectSandbox(createMemoryProvider({ connectable: true, capabilities: undefined }), "memory-9", { secrets: { GITHUB_TOKEN: token.source } }));
+    const refused = await caught(() =>
+      connectSandbox(createMemoryProvider({ connectable: true, capabilities: undefined }), "memory-9", { secrets: { GITHUB_TOKEN: token.source } }),
+    );
     expect(isSbxError(refused, "SBX_INVALID_ARGUMENT")).toBe(true);
     expect(refused.field).toBe("options.secrets.GITHUB_TOKEN");
     expect(token.issued).toEqual([]);
@@ -172,7 +199,16 @@ describe("scoped credentials: revoked exactly once however the sandbox ends", ()
     const sandbox = await createSandbox(createMemoryProvider(), { secrets: { GITHUB_TOKEN: token.source } });
     await sandbox.kill();
     await sandbox.kill();
-    expect(token.revoked).toEqual([{ sandboxId: sandbox.id, name: "GITHUB_TOKEN", value: token.issued[0]!.value, handle: "handle-1", reason: "kill", signal: expect.any(AbortSignal) }]);
+    expect(token.revoked).toEqual([
+      {
+        sandboxId: sandbox.id,
+        name: "GITHUB_TOKEN",
+        value: token.issued[0]!.value,
+        handle: "handle-1",
+        reason: "kill",
+        signal: expect.any(AbortSignal),
+      },
+    ]);
     const entry = auditRecordSchema.parse(sandbox.audit()).credentials![0]!;
     expect(entry).toMatchObject({ outcome: "revoked", endReason: "kill", revokeAttempts: 1, error: null });
     expect(Date.parse(entry.revokedAt!)).toBeGreaterThanOrEqual(Date.parse(entry.issuedAt));
@@ -214,7 +250,9 @@ describe("scoped credentials: revoked exactly once however the sandbox ends", ()
 
   it("kill() revokes even when destroying the sandbox fails, and reports the destroy failure", async () => {
     const token = tokenSource();
-    const sandbox = await createSandbox(createMemoryProvider({ driver: { destroyFailure: "engine said no" } }), { secrets: { GITHUB_TOKEN: token.source } });
+    const sandbox = await createSandbox(createMemoryProvider({ driver: { destroyFailure: "engine said no" } }), {
+      secrets: { GITHUB_TOKEN: token.source },
+    });
     const error = await caught(() => sandbox.kill());
     expect(isSbxError(error, "SBX_PROVIDER")).toBe(true);
     expect(token.revoked.map((request) => request.reason)).toEqual(["kill"]);
@@ -237,7 +275,9 @@ describe("scoped credentials: failed revocation is reported, bounded and retried
     const error = await caught(() => sandbox.kill());
     expect(error).toBeInstanceOf(CredentialRevocationError);
     expect(error.code).toBe("SBX_CREDENTIAL_REVOCATION");
-    expect(error.failures).toEqual([{ secretName: "GITHUB_TOKEN", sourceId: token.source.id, attempts: 3, message: "token service refused [redacted]" }]);
+    expect(error.failures).toEqual([
+      { secretName: "GITHUB_TOKEN", sourceId: token.source.id, attempts: 3, message: "token service refused [redacted]" },
+    ]);
     expect(sandbox.closed).toBe(true);
     expect(attempts).toBe(3);
     expect(leaked).toBe(token.issued[0]!.value);
@@ -248,15 +288,26 @@ describe("scoped credentials: failed revocation is reported, bounded and retried
     expect(await caught(() => sandbox.kill())).toBe(error);
     const audit = sandbox.audit();
     expect(JSON.stringify(audit)).not.toContain(leaked);
-    expect(audit.credentials![0]).toMatchObject({ outcome: "revoke-failed", revokeAttempts: 3, error: "token service refused [redacted]", revokedAt: null });
+    expect(audit.credentials![0]).toMatchObject({
+      outcome: "revoke-failed",
+      revokeAttempts: 3,
+      error: "token service refused [redacted]",
+      revokedAt: null,
+    });
     const [file] = await recordFiles();
-    expect(JSON.parse(await readFile(join(recordsFolder(), file!), "utf8"))).toMatchObject({ state: "revoke-failed", revokeAttempts: 3, value: null });
+    expect(JSON.parse(await readFile(join(recordsFolder(), file!), "utf8"))).toMatchObject({
+      state: "revoke-failed",
+      revokeAttempts: 3,
+      value: null,
+    });
 
     // A later run with a working source (same id) revokes it and removes the record.
     const recovered: CredentialRevokeRequest[] = [];
     const working = credential({ id: token.source.id, issue: () => "unused", revoke: (request) => void recovered.push(request) });
     const result = await revokeOrphanedCredentials({ sources: [working] });
-    expect(result.revoked).toEqual([{ name: "GITHUB_TOKEN", sourceId: token.source.id, sandboxId: sandbox.id, ownerPid: process.pid, attempts: 1, error: null }]);
+    expect(result.revoked).toEqual([
+      { name: "GITHUB_TOKEN", sourceId: token.source.id, sandboxId: sandbox.id, ownerPid: process.pid, attempts: 1, error: null },
+    ]);
     expect(result.failed).toEqual([]);
     expect(recovered).toEqual([expect.objectContaining({ sandboxId: sandbox.id, value: null, handle: "handle-1", reason: "orphaned" })]);
     expect(await recordFiles()).toEqual([]);
@@ -275,7 +326,13 @@ describe("scoped credentials: failed revocation is reported, bounded and retried
     const onWarning = (warning: Error) => warnings.push(warning.message);
     process.on("warning", onWarning);
     try {
-      const source = credential({ id: "warned-source", retryDelayMs: 0, revokeAttempts: 1, issue: () => "warned-token-value", revoke: () => Promise.reject(new Error("no")) });
+      const source = credential({
+        id: "warned-source",
+        retryDelayMs: 0,
+        revokeAttempts: 1,
+        issue: () => "warned-token-value",
+        revoke: () => Promise.reject(new Error("no")),
+      });
       const sandbox = await createSandbox(createMemoryProvider(), { secrets: { TOKEN: source } });
       await caught(() => sandbox.kill());
       await waitFor(() => warnings.length > 0, "the warning");
@@ -304,7 +361,10 @@ describe("scoped credentials: a dead host process's credentials", () => {
       process.stdout.write("ready " + sandbox.id + "\\n");
       setInterval(() => {}, 1000);
     `;
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, SBX_STATE_DIR: stateDirectory }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, SBX_STATE_DIR: stateDirectory },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     let errors = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -320,8 +380,12 @@ describe("scoped credentials: a dead host process's credentials", () => {
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     const result = await revokeOrphanedCredentials({ sources: [source] });
-    expect(result.revoked).toEqual([{ name: "GITHUB_TOKEN", sourceId: "crash-test-token", sandboxId: "crashy-1", ownerPid: child.pid, attempts: 1, error: null }]);
-    expect(revoked).toEqual([expect.objectContaining({ sandboxId: "crashy-1", value: "crash-value-crashy-1", handle: "crash-handle", reason: "orphaned" })]);
+    expect(result.revoked).toEqual([
+      { name: "GITHUB_TOKEN", sourceId: "crash-test-token", sandboxId: "crashy-1", ownerPid: child.pid, attempts: 1, error: null },
+    ]);
+    expect(revoked).toEqual([
+      expect.objectContaining({ sandboxId: "crashy-1", value: "crash-value-crashy-1", handle: "crash-handle", reason: "orphaned" }),
+    ]);
     expect(await recordFiles()).toEqual([]);
     // Exactly once: a second run finds nothing.
     expect(await revokeOrphanedCredentials({ sources: [source] })).toEqual({ revoked: [], failed: [], skipped: 0, refused: [] });
@@ -331,7 +395,24 @@ describe("scoped credentials: a dead host process's credentials", () => {
     const child = spawn(process.execPath, ["-e", "0"]);
     await new Promise((resolve) => child.on("exit", resolve));
     await mkdir(recordsFolder(), { recursive: true, mode: 0o700 });
-    const record = (sourceId: string) => ({ version: 1 as const, sourceId, name: "OLD", sandboxId: `old-${sourceId}`, backend: "memory", ownerPid: child.pid!, ownerHost: hostname(), ownerStartTime: null, state: "live" as const, recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: null, value: null, revokeAttempts: 0, lastError: null });
+    const record = (sourceId: string) => ({
+      version: 1 as const,
+      sourceId,
+      name: "OLD",
+      sandboxId: `old-${sourceId}`,
+      backend: "memory",
+      ownerPid: child.pid!,
+      ownerHost: hostname(),
+      ownerStartTime: null,
+      state: "live" as const,
+      recordedAt: new Date().toISOString(),
+      issuedAt: new Date().toISOString(),
+      expiresAt: null,
+      handle: null,
+      value: null,
+      revokeAttempts: 0,
+      lastError: null,
+    });
     await writeFile(join(recordsFolder(), recordFileName(record("auto-source"))), JSON.stringify(record("auto-source")), { mode: 0o600 });
     await writeFile(join(recordsFolder(), recordFileName(record("someone-else"))), JSON.stringify(record("someone-else")), { mode: 0o600 });
     const token = tokenSource({ id: "auto-source" });
@@ -340,7 +421,15 @@ describe("scoped credentials: a dead host process's credentials", () => {
     const files = await recordFiles();
     expect(files).toHaveLength(2);
     expect(files).toContain(recordFileName(record("someone-else")));
-    expect(files).toContain(recordFileName({ sourceId: "auto-source", sandboxId: sandbox.id, name: "GITHUB_TOKEN", ownerPid: process.pid, ownerStartTime: processStartTime(process.pid) }));
+    expect(files).toContain(
+      recordFileName({
+        sourceId: "auto-source",
+        sandboxId: sandbox.id,
+        name: "GITHUB_TOKEN",
+        ownerPid: process.pid,
+        ownerStartTime: processStartTime(process.pid),
+      }),
+    );
     expect(sandbox.closed).toBe(false);
   });
 });
@@ -360,7 +449,25 @@ describe("scoped credentials: aborting creation", () => {
 describe("scoped credentials: who counts as the owner", () => {
   async function writeOrphan(fields: Record<string, unknown>): Promise<void> {
     await mkdir(recordsFolder(), { recursive: true, mode: 0o700 });
-    const record = { version: 1, sourceId: "owner-test", name: "TOKEN", sandboxId: "old-sandbox", backend: "memory", ownerPid: process.pid, ownerHost: hostname(), ownerStartTime: null, state: "live", recordedAt: new Date().toISOString(), issuedAt: new Date().toISOString(), expiresAt: null, handle: "h", value: null, revokeAttempts: 0, lastError: null, ...fields };
+    const record = {
+      version: 1,
+      sourceId: "owner-test",
+      name: "TOKEN",
+      sandboxId: "old-sandbox",
+      backend: "memory",
+      ownerPid: process.pid,
+      ownerHost: hostname(),
+      ownerStartTime: null,
+      state: "live",
+      recordedAt: new Date().toISOString(),
+      issuedAt: new Date().toISOString(),
+      expiresAt: null,
+      handle: "h",
+      value: null,
+      revokeAttempts: 0,
+      lastError: null,
+      ...fields,
+    };
     await writeFile(join(recordsFolder(), recordFileName(record as Parameters<typeof recordFileName>[0])), JSON.stringify(record), { mode: 0o600 });
   }
 
@@ -387,10 +494,14 @@ describe("scoped credentials: who counts as the owner", () => {
     await new Promise((resolve) => child.on("exit", resolve));
     await writeOrphan({ ownerPid: child.pid });
     const revoked: CredentialRevokeRequest[] = [];
-    const source = credential({ id: "owner-test", issue: () => "unused", revoke: async (request) => {
-      revoked.push(request);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    } });
+    const source = credential({
+      id: "owner-test",
+      issue: () => "unused",
+      revoke: async (request) => {
+        revoked.push(request);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+    });
     const results = await Promise.all([revokeOrphanedCredentials({ sources: [source] }), revokeOrphanedCredentials({ sources: [source] })]);
     expect(revoked).toHaveLength(1);
     expect(results.map((result) => result.revoked.length).sort()).toEqual([0, 1]);

@@ -8,12 +8,13 @@ import { describe, expect, it } from "vitest";
 import { AUTO_PREFERENCE_ORDER, BackendUnavailableError, createSandbox, detectBackends, registerProvider } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-
 function registerBackend(backend: string, usable: boolean) {
   registerProvider(backend, () =>
     createMemoryProvider({
       backend,
-      status: usable ? { isolating: backend !== "fake" } : { usable: false, reason: `${backend} is not running here`, remedy: `Start ${backend}-remedy.`, isolating: backend !== "fake" },
+      status: usable
+        ? { isolating: backend !== "fake" }
+        : { usable: false, reason: `${backend} is not running here`, remedy: `Start ${backend}-remedy.`, isolating: backend !== "fake" },
     }),
   );
 }
@@ -37,7 +38,12 @@ describe("detectBackends", () => {
   });
 
   it("a backend whose detect() throws is reported unusable with the reason, not thrown", async () => {
-    registerProvider("detect-throws", () => ({ ...createMemoryProvider({ backend: "detect-throws" }), detect: async () => { throw new Error("socket exploded"); } }));
+    registerProvider("detect-throws", () => ({
+      ...createMemoryProvider({ backend: "detect-throws" }),
+      detect: async () => {
+        throw new Error("socket exploded");
+      },
+    }));
     const status = (await detectBackends()).find((entry) => entry.backend === "detect-throws")!;
     expect(status.usable).toBe(false);
     expect(status.reason).toContain("socket exploded");
@@ -124,7 +130,12 @@ describe('"auto" and the caller\'s settings (adr/0035)', () => {
     registerProvider("settings-auto", (settings) => {
       // Usable only with an endpoint, as an adapter that needs its settings to reach its backend would be.
       const usable = typeof settings?.endpoint === "string";
-      const provider = createMemoryProvider({ backend: "settings-auto", status: usable ? { isolating: true } : { usable: false, reason: "no endpoint in settings", remedy: "Pass settings.endpoint.", isolating: true } });
+      const provider = createMemoryProvider({
+        backend: "settings-auto",
+        status: usable
+          ? { isolating: true }
+          : { usable: false, reason: "no endpoint in settings", remedy: "Pass settings.endpoint.", isolating: true },
+      });
       built.push({ settings, provider });
       return { ...provider, isolating: true, create: provider.create.bind(provider), detect: provider.detect.bind(provider) };
     });
@@ -151,7 +162,12 @@ describe("a BackendUnavailableError from another copy of @sbx/core (adr/0035)", 
   }
 
   it("is recognised by its marker and code: detectBackends keeps its remedy", async () => {
-    registerProvider("foreign-unavailable", () => ({ ...createMemoryProvider({ backend: "foreign-unavailable" }), detect: async () => { throw new ForeignBackendUnavailableError("the foreign daemon is not running"); } }));
+    registerProvider("foreign-unavailable", () => ({
+      ...createMemoryProvider({ backend: "foreign-unavailable" }),
+      detect: async () => {
+        throw new ForeignBackendUnavailableError("the foreign daemon is not running");
+      },
+    }));
     const status = (await detectBackends()).find((entry) => entry.backend === "foreign-unavailable")!;
     expect(status.usable).toBe(false);
     expect(status.reason).toBe("the foreign daemon is not running");

@@ -22,8 +22,18 @@ import {
 
 describe("error classes", () => {
   const cases: Array<[string, SbxError, string, string]> = [
-    ["CapabilityNotSupportedError", new CapabilityNotSupportedError({ capability: "STDIN", backend: "x", supportedBy: ["docker"] }), "SBX_CAPABILITY_NOT_SUPPORTED", "CapabilityNotSupportedError"],
-    ["BackendUnavailableError", new BackendUnavailableError({ backend: "x", remedy: "start it", message: "m" }), "SBX_BACKEND_UNAVAILABLE", "BackendUnavailableError"],
+    [
+      "CapabilityNotSupportedError",
+      new CapabilityNotSupportedError({ capability: "STDIN", backend: "x", supportedBy: ["docker"] }),
+      "SBX_CAPABILITY_NOT_SUPPORTED",
+      "CapabilityNotSupportedError",
+    ],
+    [
+      "BackendUnavailableError",
+      new BackendUnavailableError({ backend: "x", remedy: "start it", message: "m" }),
+      "SBX_BACKEND_UNAVAILABLE",
+      "BackendUnavailableError",
+    ],
     ["InvalidArgumentError", new InvalidArgumentError({ field: "f", message: "m" }), "SBX_INVALID_ARGUMENT", "InvalidArgumentError"],
     ["SandboxNotFoundError", new SandboxNotFoundError({ sandboxId: "s", message: "m" }), "SBX_SANDBOX_NOT_FOUND", "SandboxNotFoundError"],
     ["SandboxClosedError", new SandboxClosedError({ sandboxId: "s", operation: "run a command" }), "SBX_SANDBOX_CLOSED", "SandboxClosedError"],
@@ -32,10 +42,25 @@ describe("error classes", () => {
     ["FileNotFoundError", new FileNotFoundError({ path: "/workspace/a" }), "SBX_FILE_NOT_FOUND", "FileNotFoundError"],
     ["PathError", new PathError({ path: "../a", reason: "escapes-workspace" }), "SBX_PATH", "PathError"],
     ["ProviderError", new ProviderError({ message: "m" }), "SBX_PROVIDER", "ProviderError"],
-    ["PolicyNotEnforcedError", new PolicyNotEnforcedError({ policy: "limits.memoryMiB", message: "m" }), "SBX_POLICY_NOT_ENFORCED", "PolicyNotEnforcedError"],
+    [
+      "PolicyNotEnforcedError",
+      new PolicyNotEnforcedError({ policy: "limits.memoryMiB", message: "m" }),
+      "SBX_POLICY_NOT_ENFORCED",
+      "PolicyNotEnforcedError",
+    ],
     ["OutOfMemoryError", new OutOfMemoryError({ memoryMiB: 64, message: "m" }), "SBX_OUT_OF_MEMORY", "OutOfMemoryError"],
-    ["UnsupportedSpecificationError", new UnsupportedSpecificationError({ message: "m" }), "SBX_UNSUPPORTED_SPECIFICATION", "UnsupportedSpecificationError"],
-    ["CodeInterpreterLostError", new CodeInterpreterLostError({ contextId: "ctx-1", reason: "the sandbox agent exited" }), "SBX_INTERPRETER_LOST", "CodeInterpreterLostError"],
+    [
+      "UnsupportedSpecificationError",
+      new UnsupportedSpecificationError({ message: "m" }),
+      "SBX_UNSUPPORTED_SPECIFICATION",
+      "UnsupportedSpecificationError",
+    ],
+    [
+      "CodeInterpreterLostError",
+      new CodeInterpreterLostError({ contextId: "ctx-1", reason: "the sandbox agent exited" }),
+      "SBX_INTERPRETER_LOST",
+      "CodeInterpreterLostError",
+    ],
     ["RuntimeMissingError", new RuntimeMissingError({ runtime: "python3" }), "SBX_RUNTIME_MISSING", "RuntimeMissingError"],
     ["TooManyProcessesError", new TooManyProcessesError({ limit: 3 }), "SBX_TOO_MANY_PROCESSES", "TooManyProcessesError"],
   ];
@@ -98,12 +123,23 @@ describe("error classes", () => {
 
   it("toJSON is JSON-safe and carries code, name, message, backend, retryable", () => {
     const error = new ProviderError({ message: "boom", backend: "docker", cause: new Error("inner") });
-    expect(JSON.parse(JSON.stringify(error))).toEqual({ name: "ProviderError", code: "SBX_PROVIDER", message: "boom", backend: "docker", retryable: false });
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      name: "ProviderError",
+      code: "SBX_PROVIDER",
+      message: "boom",
+      backend: "docker",
+      retryable: false,
+    });
     expect((error as Error).cause).toBeInstanceOf(Error);
   });
 
   it("CapabilityNotSupportedError names the capability, the backend and the alternatives in its message", () => {
-    const error = new CapabilityNotSupportedError({ capability: "EGRESS_ALLOWLIST", backend: "docker", supportedBy: ["e2b", "fake"], detail: "network.allow was given" });
+    const error = new CapabilityNotSupportedError({
+      capability: "EGRESS_ALLOWLIST",
+      backend: "docker",
+      supportedBy: ["e2b", "fake"],
+      detail: "network.allow was given",
+    });
     expect(error.message).toContain("docker");
     expect(error.message).toContain("EGRESS_ALLOWLIST");
     expect(error.message).toContain("e2b, fake");

@@ -2,11 +2,20 @@ import { describe, expect, it } from "vitest";
 import { parseListOutput, parseStatOutput } from "../src/posix/file-helper-output.ts";
 import { decodeNameBytes, encodeNameBytes } from "../src/posix/name-bytes.ts";
 
-const bytes = (...parts: (string | number[])[]) => Uint8Array.from(parts.flatMap((part) => (typeof part === "string" ? [...new TextEncoder().encode(part)] : part)));
+const bytes = (...parts: (string | number[])[]) =>
+  Uint8Array.from(parts.flatMap((part) => (typeof part === "string" ? [...new TextEncoder().encode(part)] : part)));
 
 describe("names as bytes (ADR 0031)", () => {
   it("every byte string round-trips, and a name that is not UTF-8 never decodes like its U+FFFD decoy", () => {
-    const samples = [bytes("sec", [0xff]), bytes("sec\ufffd"), bytes([0xed, 0xa0, 0x80]), bytes([0xc0, 0xaf]), bytes([0xf4, 0x90, 0x80, 0x80]), bytes("ü😀", [0x80]), bytes("-x\n\t\\'\"")];
+    const samples = [
+      bytes("sec", [0xff]),
+      bytes("sec\ufffd"),
+      bytes([0xed, 0xa0, 0x80]),
+      bytes([0xc0, 0xaf]),
+      bytes([0xf4, 0x90, 0x80, 0x80]),
+      bytes("ü😀", [0x80]),
+      bytes("-x\n\t\\'\""),
+    ];
     for (const sample of samples) expect(encodeNameBytes(decodeNameBytes(sample))).toEqual(sample);
     expect(decodeNameBytes(bytes("sec", [0xff]))).toBe("sec\udcff");
     expect(decodeNameBytes(bytes("sec\ufffd"))).toBe("sec\ufffd");
@@ -23,7 +32,10 @@ describe("the file helper's answers are parsed exactly (ADR 0031)", () => {
   const good = bytes("sbx-list 2\nf 5 10 5\nreal1\nl 3 10 3\n", [0x73, 0x65, 0xff], "\nsbx-end\n");
 
   it("a well-formed listing gives its entries, names from bytes", () => {
-    expect(parseListOutput(good, "/workspace").map((entry) => [entry.name, entry.path, entry.type, entry.size])).toEqual([["real1", "/workspace/real1", "file", 5], ["se\udcff", "/workspace/se\udcff", "symlink", 3]]);
+    expect(parseListOutput(good, "/workspace").map((entry) => [entry.name, entry.path, entry.type, entry.size])).toEqual([
+      ["real1", "/workspace/real1", "file", 5],
+      ["se\udcff", "/workspace/se\udcff", "symlink", 3],
+    ]);
     expect(parseStatOutput(bytes("sbx-stat f 5 1700000000\n"), "/workspace/real.txt")).toMatchObject({ name: "real.txt", type: "file", size: 5 });
   });
 
@@ -44,7 +56,12 @@ describe("the file helper's answers are parsed exactly (ADR 0031)", () => {
   }
 
   it("a stat answer with anything more than its one line is a ProviderError", () => {
-    for (const output of [bytes("sbx-stat f 999999 0\nsbx-stat f 5 0\n"), bytes("INJECTED\nsbx-stat f 5 0\n"), bytes("sbx-stat f 5 0"), bytes("sbx-stat x 5 0\n")]) {
+    for (const output of [
+      bytes("sbx-stat f 999999 0\nsbx-stat f 5 0\n"),
+      bytes("INJECTED\nsbx-stat f 5 0\n"),
+      bytes("sbx-stat f 5 0"),
+      bytes("sbx-stat x 5 0\n"),
+    ]) {
       expect(() => parseStatOutput(output, "/workspace/real.txt")).toThrow(expect.objectContaining({ code: "SBX_PROVIDER" }));
     }
   });

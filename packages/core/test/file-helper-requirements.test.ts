@@ -23,9 +23,16 @@ describe("core's file helper needs python3 (ADR 0031)", () => {
   it("an image without python3 is refused with CapabilityNotSupportedError naming the requirement, never served by a weaker fallback", async () => {
     const driver = createHostProcessDriver(workspace);
     // The sandbox's PATH has a shell and nothing else: no python3 anywhere on it.
-    const withoutPython: SandboxDriverV1 = { ...driver, spawn: (request: SpawnRequest) => driver.spawn({ ...request, env: { ...request.env, PATH: bin } }) };
+    const withoutPython: SandboxDriverV1 = {
+      ...driver,
+      spawn: (request: SpawnRequest) => driver.spawn({ ...request, env: { ...request.env, PATH: bin } }),
+    };
     const files = posixFileOperations(withoutPython);
-    for (const attempt of [() => files.list(workspace, {}), () => files.stat(join(workspace, "a.txt"), {}), () => files.readFile(join(workspace, "a.txt"), {})]) {
+    for (const attempt of [
+      () => files.list(workspace, {}),
+      () => files.stat(join(workspace, "a.txt"), {}),
+      () => files.readFile(join(workspace, "a.txt"), {}),
+    ]) {
       const error = await attempt().catch((caught: unknown) => caught);
       expect(error).toMatchObject({ code: "SBX_CAPABILITY_NOT_SUPPORTED", capability: "FILES" });
       expect(String((error as Error).message)).toContain("python3");

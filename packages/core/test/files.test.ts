@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSandbox, FileNotFoundError, InvalidArgumentError, PathError, type Sandbox } from "../src/index.ts";
 import { createMemoryProvider, MEMORY_WORKSPACE, type MemoryDriver } from "./support/memory-driver.ts";
 
-
 let hostDirectory: string;
 let sandbox: Sandbox;
 let driver: MemoryDriver;
@@ -49,18 +48,21 @@ describe("every files.* operation confines paths to the workspace before calling
     expect(driver.files.size).toBe(0);
   });
 
-  it.each(pathOperations)("%s with an invalid path (empty, NUL) → PathError invalid; not a string → InvalidArgumentError on path", async (_name, operation) => {
-    for (const path of ["", "a\0b"]) {
-      const error = await caught(() => operation(path as string));
-      expect(error).toBeInstanceOf(PathError);
-      expect(error.reason).toBe("invalid");
-    }
-    for (const path of [42, undefined]) {
-      const error = await caught(() => operation(path as unknown as string));
-      expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect(error.field).toBe("path");
-    }
-  });
+  it.each(pathOperations)(
+    "%s with an invalid path (empty, NUL) → PathError invalid; not a string → InvalidArgumentError on path",
+    async (_name, operation) => {
+      for (const path of ["", "a\0b"]) {
+        const error = await caught(() => operation(path as string));
+        expect(error).toBeInstanceOf(PathError);
+        expect(error.reason).toBe("invalid");
+      }
+      for (const path of [42, undefined]) {
+        const error = await caught(() => operation(path as unknown as string));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect(error.field).toBe("path");
+      }
+    },
+  );
 });
 
 describe("files.* argument checks", () => {
@@ -102,7 +104,11 @@ describe("files.* argument checks", () => {
   });
 
   it("a missing file → FileNotFoundError from read/stat/remove, and exists() is false", async () => {
-    for (const operation of [() => sandbox.files.read("missing.txt"), () => sandbox.files.stat("missing.txt"), () => sandbox.files.remove("missing.txt")]) {
+    for (const operation of [
+      () => sandbox.files.read("missing.txt"),
+      () => sandbox.files.stat("missing.txt"),
+      () => sandbox.files.remove("missing.txt"),
+    ]) {
       const error = await caught(operation);
       expect(error).toBeInstanceOf(FileNotFoundError);
       expect(error.code).toBe("SBX_FILE_NOT_FOUND");
@@ -130,9 +136,18 @@ describe("files.* pass normalised absolute paths and data through", () => {
     expect(await sandbox.files.read("text.txt")).toBe("héllo");
     await sandbox.files.write("bytes.bin", new Uint8Array([0, 255, 1]));
     expect(await sandbox.files.read("bytes.bin", { format: "bytes" })).toEqual(new Uint8Array([0, 255, 1]));
-    await sandbox.files.write("stream.txt", new ReadableStream({ start: (controller) => (controller.enqueue(new TextEncoder().encode("streamed")), controller.close()) }));
+    await sandbox.files.write(
+      "stream.txt",
+      new ReadableStream({ start: (controller) => (controller.enqueue(new TextEncoder().encode("streamed")), controller.close()) }),
+    );
     expect(await sandbox.files.read("stream.txt")).toBe("streamed");
-    await sandbox.files.write("iter.txt", (async function* () { yield new TextEncoder().encode("it"); yield new TextEncoder().encode("er"); })());
+    await sandbox.files.write(
+      "iter.txt",
+      (async function* () {
+        yield new TextEncoder().encode("it");
+        yield new TextEncoder().encode("er");
+      })(),
+    );
     const stream = await sandbox.files.read("iter.txt", { format: "stream" });
     expect(await new Response(stream).text()).toBe("iter");
     await sandbox.files.write("empty.txt", "");

@@ -26,21 +26,51 @@ const CAPABILITIES = defineCapabilities({ STATEFUL_CODE: true, BACKGROUND_COMMAN
 const GRACE_MS = 300;
 
 function resolvedOptions(overrides: Partial<ResolvedCreateOptions> = {}): ResolvedCreateOptions {
-  return { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {}, ...overrides };
+  return {
+    network: { egress: "deny" },
+    timeoutMs: 60_000,
+    env: {},
+    secrets: {},
+    metadata: {},
+    mounts: [],
+    user: "default",
+    allowFake: false,
+    settings: {},
+    ...overrides,
+  };
 }
 
 function providerFor(): SandboxProviderV1 {
-  return { specificationVersion: "sbx-v1", backend: "memory", packageName: "@sbx-test/memory", capabilities: CAPABILITIES, isolating: false, detect: async () => ({ backend: "memory", usable: true, reason: "", remedy: "", isolating: false }), create: async () => { throw new Error("unused"); } };
+  return {
+    specificationVersion: "sbx-v1",
+    backend: "memory",
+    packageName: "@sbx-test/memory",
+    capabilities: CAPABILITIES,
+    isolating: false,
+    detect: async () => ({ backend: "memory", usable: true, reason: "", remedy: "", isolating: false }),
+    create: async () => {
+      throw new Error("unused");
+    },
+  };
 }
 
 function sandboxOver(driver: MemoryDriver, overrides: Partial<ResolvedCreateOptions> = {}): Sandbox {
-  return createSandboxFromDriver(driver, { provider: providerFor(), target: "", options: resolvedOptions(overrides), killGraceMs: GRACE_MS, destroyTimeoutMs: GRACE_MS });
+  return createSandboxFromDriver(driver, {
+    provider: providerFor(),
+    target: "",
+    options: resolvedOptions(overrides),
+    killGraceMs: GRACE_MS,
+    destroyTimeoutMs: GRACE_MS,
+  });
 }
 
 const never = <Value>() => new Promise<Value>(() => {});
 
 /** A process whose kill and exit behave as told. */
-function scriptedProcess(request: SpawnRequest, behaviour: { kill: "verify" | "reject" | "hang" | "resolve-but-no-exit"; print?: string }): SpawnedProcess {
+function scriptedProcess(
+  request: SpawnRequest,
+  behaviour: { kill: "verify" | "reject" | "hang" | "resolve-but-no-exit"; print?: string },
+): SpawnedProcess {
   let exitNow!: (value: { exitCode: number }) => void;
   const exit = new Promise<{ exitCode: number }>((resolve) => (exitNow = resolve));
   if (behaviour.print) queueMicrotask(() => request.onStdout(new TextEncoder().encode(behaviour.print)));
@@ -95,7 +125,13 @@ describe("runCode output is capped like commands", () => {
 
   it("rich results are capped by count (maxResults) and by bytes (outputLimitBytes)", async () => {
     const driver = new ScriptedDriver({ codeChannel: true });
-    driver.runCode = async () => ({ error: null, results: Array.from({ length: 500 }, (_, index) => ({ isMainResult: false, data: { "text/plain": `result-${String(index).padStart(3, "0")}` } })) });
+    driver.runCode = async () => ({
+      error: null,
+      results: Array.from({ length: 500 }, (_, index) => ({
+        isMainResult: false,
+        data: { "text/plain": `result-${String(index).padStart(3, "0")}` },
+      })),
+    });
     const sandbox = sandboxOver(driver);
     const byCount = await sandbox.runCode("many", { maxResults: 7 });
     expect(byCount.results?.length).toBe(7);
@@ -112,7 +148,13 @@ describe("runCode output is capped like commands", () => {
     const driver = new ScriptedDriver();
     driver.spawnBehaviour = async (request) => {
       queueMicrotask(() => request.onStderr(new TextEncoder().encode("Killed\n")));
-      return { pid: "1", exit: Promise.resolve({ exitCode: 137, outOfMemoryKilled: true }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      return {
+        pid: "1",
+        exit: Promise.resolve({ exitCode: 137, outOfMemoryKilled: true }),
+        writeStdin: async () => {},
+        closeStdin: async () => {},
+        kill: async () => {},
+      };
     };
     const sandbox = sandboxOver(driver, { limits: { memoryMiB: 64 } });
     const execution = await sandbox.runCode("x = bytearray(10**10)");
@@ -129,7 +171,13 @@ describe("runCode output is capped like commands", () => {
         request.onStdout(new TextEncoder().encode("sbx-error-channel-present\n"));
         return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
       }
-      return { pid: "1", exit: Promise.resolve({ exitCode: 137, outOfMemoryKilled: false }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      return {
+        pid: "1",
+        exit: Promise.resolve({ exitCode: 137, outOfMemoryKilled: false }),
+        writeStdin: async () => {},
+        closeStdin: async () => {},
+        kill: async () => {},
+      };
     };
     const execution = await sandboxOver(driver).runCode("import os; os.kill(os.getpid(), 9)");
     expect(execution.outOfMemoryKilled).toBe(false);
@@ -141,7 +189,8 @@ describe("runCode output is capped like commands", () => {
     const driver = new ScriptedDriver();
     driver.spawnBehaviour = async (request) => {
       // The reader runs in a spawn that sees another /tmp: the channel file is not there, so it prints nothing.
-      if (request.command.includes("sbx-error-channel-present")) return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
+      if (request.command.includes("sbx-error-channel-present"))
+        return { pid: "2", exit: Promise.resolve({ exitCode: 0 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
       return { pid: "1", exit: Promise.resolve({ exitCode: 1 }), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} };
     };
     const error = await caught(() => sandboxOver(driver).runCode("raise ValueError('lost?')"));
@@ -154,7 +203,13 @@ describe("no callback driven by sandbox output throws into the event loop", () =
   it("a throwing onStdout rejects commands.run with CallbackError and stops the command", async () => {
     const driver = new ScriptedDriver();
     const sandbox = sandboxOver(driver);
-    const error = await caught(() => sandbox.commands.run("hang flood", { onStdout: () => { throw new RangeError("Invalid string length"); } }));
+    const error = await caught(() =>
+      sandbox.commands.run("hang flood", {
+        onStdout: () => {
+          throw new RangeError("Invalid string length");
+        },
+      }),
+    );
     expect(isSbxError(error, "SBX_CALLBACK_FAILED")).toBe(true);
     expect(error.callback).toBe("onStdout");
     expect(error.cause).toBeInstanceOf(RangeError);
@@ -169,7 +224,14 @@ describe("no callback driven by sandbox output throws into the event loop", () =
       await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
       return { error: null, results: null };
     };
-    const error = await caught(() => sandboxOver(driver).runCode("x", { onStderr: () => { calls++; throw new Error("boom"); } }));
+    const error = await caught(() =>
+      sandboxOver(driver).runCode("x", {
+        onStderr: () => {
+          calls++;
+          throw new Error("boom");
+        },
+      }),
+    );
     expect(isSbxError(error, "SBX_CALLBACK_FAILED")).toBe(true);
     expect(error.callback).toBe("onStderr");
     expect(calls).toBe(1);
@@ -210,7 +272,8 @@ describe("deadlines start before the first backend call, and every call is bound
     const driver = new ScriptedDriver();
     let lateKill = 0;
     let release!: (process: SpawnedProcess) => void;
-    driver.spawnBehaviour = (request) => new Promise((resolve) => (release = (process) => resolve(process))).then((process) => process as SpawnedProcess).finally(() => void request);
+    driver.spawnBehaviour = (request) =>
+      new Promise((resolve) => (release = (process) => resolve(process))).then((process) => process as SpawnedProcess).finally(() => void request);
     const started = Date.now();
     const error = await caught(() => sandboxOver(driver).commands.run("anything", { timeoutMs: 100 }));
     expect(isSbxError(error, "SBX_TIMEOUT")).toBe(true);
@@ -218,7 +281,15 @@ describe("deadlines start before the first backend call, and every call is bound
     expect(error.message).toMatch(/had not started it/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(100);
     // When the backend finally starts the command, it is killed.
-    release({ pid: "late", exit: never(), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => { lateKill++; } });
+    release({
+      pid: "late",
+      exit: never(),
+      writeStdin: async () => {},
+      closeStdin: async () => {},
+      kill: async () => {
+        lateKill++;
+      },
+    });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(lateKill).toBe(1);
   });
@@ -246,7 +317,12 @@ describe("deadlines start before the first backend call, and every call is bound
       const driver = new ScriptedDriver();
       driver.writeFile = () => never();
       // A download whose stream delivers one chunk and then stalls.
-      driver.readFileBehaviour = async () => new ReadableStream<Uint8Array>({ start(controller) { controller.enqueue(new Uint8Array([1, 2, 3])); } });
+      driver.readFileBehaviour = async () =>
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new Uint8Array([1, 2, 3]));
+          },
+        });
       const sandbox = sandboxOver(driver);
       const writing = caught(() => sandbox.files.write("a.txt", "content"));
       const downloading = caught(() => sandbox.files.download("a.txt", join(tmpdir(), `sbx-stall-${process.pid}.bin`)));
@@ -304,7 +380,16 @@ describe("whole-file reads refuse past maxBytes", () => {
 describe("secrets are redacted in every encoding, everywhere", () => {
   const secret = 'tok "en"/+?&=é-42';
   const bytes = Buffer.from(secret);
-  const forms = [secret, bytes.toString("base64").replace(/=+$/, ""), bytes.toString("base64url"), encodeURIComponent(secret), encodeURIComponent(secret).replace(/%20/g, "+"), bytes.toString("hex"), bytes.toString("hex").toUpperCase(), JSON.stringify(secret).slice(1, -1)];
+  const forms = [
+    secret,
+    bytes.toString("base64").replace(/=+$/, ""),
+    bytes.toString("base64url"),
+    encodeURIComponent(secret),
+    encodeURIComponent(secret).replace(/%20/g, "+"),
+    bytes.toString("hex"),
+    bytes.toString("hex").toUpperCase(),
+    JSON.stringify(secret).slice(1, -1),
+  ];
 
   it("in error messages, causes and fields such as PathError.path", async () => {
     const sandbox = sandboxOver(new ScriptedDriver(), { secrets: { TOKEN: secret } });
@@ -350,7 +435,12 @@ describe("a sandbox lost mid-operation gives one typed error from then on", () =
     expect(isSbxError(await caught(() => sandbox.commands.run("echo hi")), "SBX_SANDBOX_NOT_FOUND")).toBe(true);
     expect(sandbox.closed).toBe(true);
     expect(sandbox.audit().closedAt).not.toBeNull();
-    for (const call of [() => sandbox.files.read("a"), () => sandbox.runCode("1"), () => sandbox.commands.run("echo"), () => sandbox.files.list(".")]) {
+    for (const call of [
+      () => sandbox.files.read("a"),
+      () => sandbox.runCode("1"),
+      () => sandbox.commands.run("echo"),
+      () => sandbox.files.list("."),
+    ]) {
       const error = await caught(call);
       expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
       expect(error.message).toMatch(/is gone/);
@@ -360,7 +450,13 @@ describe("a sandbox lost mid-operation gives one typed error from then on", () =
 
   it("a wait that fails with SandboxNotFoundError mid-command is reported as such, not as a result", async () => {
     const driver = new ScriptedDriver();
-    driver.spawnBehaviour = async () => ({ pid: "1", exit: Promise.reject(new SandboxNotFoundError({ sandboxId: driver.id, backend: "memory", message: "gone mid-command" })), writeStdin: async () => {}, closeStdin: async () => {}, kill: async () => {} });
+    driver.spawnBehaviour = async () => ({
+      pid: "1",
+      exit: Promise.reject(new SandboxNotFoundError({ sandboxId: driver.id, backend: "memory", message: "gone mid-command" })),
+      writeStdin: async () => {},
+      closeStdin: async () => {},
+      kill: async () => {},
+    });
     const sandbox = sandboxOver(driver);
     expect(isSbxError(await caught(() => sandbox.commands.run("sleep 60")), "SBX_SANDBOX_NOT_FOUND")).toBe(true);
     expect(sandbox.closed).toBe(true);

@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { createSandbox, defineCapabilities, ProviderError, SandboxClosedError, type Sandbox } from "../src/index.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
-
 const everything = defineCapabilities({ STATEFUL_CODE: true, BACKGROUND_COMMANDS: true, STDIN: true, languages: ["python"] });
 
 describe("closed state", () => {
@@ -130,7 +129,9 @@ describe("audit record", () => {
 
   it("holds secret names only: a secret value the driver leaked into notes or policies is redacted", async () => {
     const secret = "hunter2-very-secret";
-    const sandbox = await createSandbox(createMemoryProvider({ driver: { notes: [`started with token ${secret}`] } }), { secrets: { TOKEN: secret } });
+    const sandbox = await createSandbox(createMemoryProvider({ driver: { notes: [`started with token ${secret}`] } }), {
+      secrets: { TOKEN: secret },
+    });
     const json = JSON.stringify(sandbox.audit());
     expect(json).not.toContain(secret);
     expect(json).toContain("TOKEN");

@@ -33,7 +33,11 @@ describe("maxLiveProcesses", () => {
 
   it("is in the audit record, with the default 256 when not given, and refuses invalid values", async () => {
     await using given = await createSandbox(createMemoryProvider(), { maxLiveProcesses: 7 });
-    expect(given.audit().policies.processes).toEqual({ requested: { maxLiveProcesses: 7 }, applied: { maxLiveProcesses: 7 }, enforcement: expect.stringContaining("TooManyProcessesError") });
+    expect(given.audit().policies.processes).toEqual({
+      requested: { maxLiveProcesses: 7 },
+      applied: { maxLiveProcesses: 7 },
+      enforcement: expect.stringContaining("TooManyProcessesError"),
+    });
     await using defaulted = await createSandbox(createMemoryProvider());
     expect(defaulted.audit().policies.processes?.applied).toEqual({ maxLiveProcesses: 256 });
     expect(isSbxError(await caught(() => createSandbox(createMemoryProvider(), { maxLiveProcesses: 0 })), "SBX_INVALID_ARGUMENT")).toBe(true);

@@ -22,7 +22,10 @@ const SECRET_BASE64 = Buffer.from(SECRET).toString("base64");
 
 /** An in-memory provider that claims to isolate, as a third-party backend would. */
 function isolatingProvider(backend: string, usable = true) {
-  const provider = createMemoryProvider({ backend, status: usable ? { isolating: true } : { usable: false, reason: `${backend} is not running here`, remedy: `Start ${backend}.`, isolating: true } });
+  const provider = createMemoryProvider({
+    backend,
+    status: usable ? { isolating: true } : { usable: false, reason: `${backend} is not running here`, remedy: `Start ${backend}.`, isolating: true },
+  });
   return { ...provider, isolating: true };
 }
 
@@ -43,7 +46,12 @@ describe("targets and schemes", () => {
   });
 
   it("a known backend whose adapter package is not installed is BackendUnavailableError with the install remedy, not retryable", async () => {
-    registerBackendManifest({ backend: "notinstalled", packageName: "@sbx-test/not-installed", isolating: true, capabilities: defineCapabilities({ languages: [] }) });
+    registerBackendManifest({
+      backend: "notinstalled",
+      packageName: "@sbx-test/not-installed",
+      isolating: true,
+      capabilities: defineCapabilities({ languages: [] }),
+    });
     const error = await caught(() => createSandbox("notinstalled://x"));
     expect(error).toBeInstanceOf(BackendUnavailableError);
     expect(error.retryable).toBe(false);
@@ -76,7 +84,10 @@ describe("arguments refused by name", () => {
   });
 
   it("runCode with a contextId this sandbox never created is InvalidArgumentError on options.contextId; a created one works", async () => {
-    const provider = createMemoryProvider({ capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }), driver: { codeChannel: true, codeContexts: true } });
+    const provider = createMemoryProvider({
+      capabilities: defineCapabilities({ STATEFUL_CODE: true, languages: ["python"] }),
+      driver: { codeChannel: true, codeContexts: true },
+    });
     const sandbox = await createSandbox(provider);
     const error = await caught(() => sandbox.runCode("1", { contextId: "no-such-context" }));
     expect(error).toBeInstanceOf(InvalidArgumentError);
@@ -162,7 +173,13 @@ describe("the debug logger", () => {
     const entries: SandboxLogEntry[] = [];
     const result = await exercise({ logger: (entry) => entries.push(entry) });
     expect(result.exitCode).toBe(0);
-    expect(entries.map((entry) => `${entry.operation}:${entry.outcome}`)).toEqual(["create:ok", "spawn:ok", "writeFile:ok", "readFile:error", "destroy:ok"]);
+    expect(entries.map((entry) => `${entry.operation}:${entry.outcome}`)).toEqual([
+      "create:ok",
+      "spawn:ok",
+      "writeFile:ok",
+      "readFile:error",
+      "destroy:ok",
+    ]);
     for (const entry of entries) {
       expect(entry.backend).toBe("logged");
       expect(entry.durationMs).toBeGreaterThanOrEqual(0);
@@ -190,7 +207,11 @@ describe("the debug logger", () => {
     const debugLines = lines.filter((line) => line.startsWith("[sbx] logged"));
     expect(debugLines).toHaveLength(5);
     expect(debugLines.join("")).not.toContain(SECRET);
-    const result = await exercise({ logger: () => { throw new Error("logger broke"); } });
+    const result = await exercise({
+      logger: () => {
+        throw new Error("logger broke");
+      },
+    });
     expect(result.exitCode).toBe(0);
   });
 });
@@ -199,7 +220,10 @@ describe("nativeHandleOf (the adapters' escape hatch)", () => {
   it("returns the driver's native object for a sandbox of that backend, also through the debug logger", async () => {
     const native = { kind: "memory-native" };
     const provider = createMemoryProvider({ backend: "nativeful" });
-    const withNative = { ...provider, create: async (request: Parameters<typeof provider.create>[0]) => Object.assign(await provider.create(request), { native }) };
+    const withNative = {
+      ...provider,
+      create: async (request: Parameters<typeof provider.create>[0]) => Object.assign(await provider.create(request), { native }),
+    };
     const sandbox = await createSandbox(withNative, { logger: () => {} });
     expect(nativeHandleOf(sandbox, "nativeful")).toBe(native);
     const wrongBackend = await caught(() => nativeHandleOf(sandbox, "docker"));

@@ -83,7 +83,17 @@ describe.skipIf(!hasPython)("runPythonOneShot over a driver's spawn", () => {
   function request(code: string, signal = new AbortController().signal): CodeRequest & { stdout: string[]; stderr: string[] } {
     const stdout: string[] = [];
     const stderr: string[] = [];
-    return { code, language: "python", env: { SBX_TEST_VARIABLE: "from-env" }, cwd: directory, signal, onStdout: (text) => stdout.push(text), onStderr: (text) => stderr.push(text), stdout, stderr };
+    return {
+      code,
+      language: "python",
+      env: { SBX_TEST_VARIABLE: "from-env" },
+      cwd: directory,
+      signal,
+      onStdout: (text) => stdout.push(text),
+      onStderr: (text) => stderr.push(text),
+      stdout,
+      stderr,
+    };
   }
 
   it("returns error: null and streams stdout for code that succeeds; env and cwd are passed", async () => {

@@ -4,11 +4,7 @@ import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  isSbxError,
-  type Sandbox,
-  type SandboxDriverV1,
-} from "../src/index.ts";
+import { isSbxError, type Sandbox, type SandboxDriverV1 } from "../src/index.ts";
 import { AgentFrameDecoder, AgentProtocolViolation, encodeAgentFrame, withCodeAgent } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { sandboxOverAgentDriver } from "./support/host-agent-sandbox.ts";
@@ -25,9 +21,11 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-
 /** A sandbox over host processes with the agent attached (the agent runs on the host's python3). */
-function hostSandbox(base: SandboxDriverV1 = createHostProcessDriver(directory), agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number; commands?: "agent" | "driver" } = {}) {
+function hostSandbox(
+  base: SandboxDriverV1 = createHostProcessDriver(directory),
+  agentOptions: { interruptGraceMs?: number; outputLimitBytes?: number; startTimeoutMs?: number; commands?: "agent" | "driver" } = {},
+) {
   const driver = withCodeAgent(base, { backend: "host-agent-test", ...agentOptions });
   const sandbox = sandboxOverAgentDriver(driver);
   return { sandbox, driver };
@@ -118,7 +116,17 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
     expect(execution.results).toEqual([
       { isMainResult: false, data: { "text/plain": "1" } },
       { isMainResult: false, data: { "text/plain": "'two'" } },
-      { isMainResult: true, data: { "text/plain": "Rich()", "text/html": "<i>h</i>", "text/markdown": "*m*", "image/svg+xml": "<svg/>", "application/json": '{"a": 1}', "text/latex": "$x$" } },
+      {
+        isMainResult: true,
+        data: {
+          "text/plain": "Rich()",
+          "text/html": "<i>h</i>",
+          "text/markdown": "*m*",
+          "image/svg+xml": "<svg/>",
+          "application/json": '{"a": 1}',
+          "text/latex": "$x$",
+        },
+      },
     ]);
   });
 
@@ -146,7 +154,12 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
       const stubborn = await sandbox.createCodeContext();
       const other = await sandbox.createCodeContext();
       await sandbox.runCode("y = 'other'", { contextId: other.id });
-      const timeout = await caught(() => sandbox.runCode("import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass", { contextId: stubborn.id, timeoutMs: 400 }));
+      const timeout = await caught(() =>
+        sandbox.runCode("import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass", {
+          contextId: stubborn.id,
+          timeoutMs: 400,
+        }),
+      );
       expect(isSbxError(timeout, "SBX_TIMEOUT")).toBe(true);
       const lost = await caught(() => sandbox.runCode("1", { contextId: stubborn.id }));
       expect(isSbxError(lost, "SBX_INTERPRETER_LOST")).toBe(true);
@@ -200,7 +213,15 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
       const execution = await sandbox.runCode("import sys\nfor _ in range(2000):\n    sys.stdout.write('x' * 1000)\nprint()\n'done'");
       expect(execution.stdout).toBe("x".repeat(1024));
       // What was cut inside the sandbox is counted, for core's truncation report.
-      const direct = await driver.runCode({ code: "print('y' * 5000)", language: "python", env: {}, cwd: directory, onStdout: () => {}, onStderr: () => {}, signal: new AbortController().signal });
+      const direct = await driver.runCode({
+        code: "print('y' * 5000)",
+        language: "python",
+        env: {},
+        cwd: directory,
+        onStdout: () => {},
+        onStderr: () => {},
+        signal: new AbortController().signal,
+      });
       expect(direct.droppedBytes).toEqual({ stdout: 5001 - 1024, stderr: 0 });
       expect(execution.results?.[0]?.data["text/plain"]).toBe("'done'");
     } finally {
@@ -239,9 +260,14 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
  * 3.8 and newer and refuse older ones with exit status 3, which the host reports as RuntimeMissingError.
  */
 const pyenvRoot = join(process.env.HOME ?? "/root", ".pyenv", "versions");
-const otherPythons = (process.env.SBX_AGENT_PYTHONS?.split(":").filter(Boolean)
-  ?? (existsSync(pyenvRoot) ? readdirSync(pyenvRoot).filter((version) => /^3\.\d+\.\d+$/.test(version)).map((version) => join(pyenvRoot, version, "bin", "python3")) : []))
-  .filter((path) => existsSync(path));
+const otherPythons = (
+  process.env.SBX_AGENT_PYTHONS?.split(":").filter(Boolean) ??
+  (existsSync(pyenvRoot)
+    ? readdirSync(pyenvRoot)
+        .filter((version) => /^3\.\d+\.\d+$/.test(version))
+        .map((version) => join(pyenvRoot, version, "bin", "python3"))
+    : [])
+).filter((path) => existsSync(path));
 
 describe.skipIf(otherPythons.length === 0)("the sandbox agent on every Python version found", () => {
   for (const interpreter of otherPythons) {
@@ -249,7 +275,10 @@ describe.skipIf(otherPythons.length === 0)("the sandbox agent on every Python ve
     const supported = Number(version.split(".")[0]) === 3 && Number(version.split(".")[1]) >= 8;
     it(`${supported ? "runs" : "refuses to run"} on Python ${version}`, async () => {
       const base = createHostProcessDriver(directory);
-      const pinned: SandboxDriverV1 = { ...base, spawn: (request) => base.spawn({ ...request, command: request.command.replace("exec python3 ", `exec ${interpreter} `) }) };
+      const pinned: SandboxDriverV1 = {
+        ...base,
+        spawn: (request) => base.spawn({ ...request, command: request.command.replace("exec python3 ", `exec ${interpreter} `) }),
+      };
       const { sandbox } = hostSandbox(pinned);
       try {
         if (!supported) {
@@ -277,12 +306,21 @@ describe.skipIf(otherPythons.length === 0)("the sandbox agent on every Python ve
 const matplotlibPython = [process.env.SBX_AGENT_MATPLOTLIB_PYTHON, "/usr/bin/python3", "python3"]
   .filter((candidate): candidate is string => Boolean(candidate))
   .find((candidate) => spawnSync(candidate, ["-c", "import matplotlib, sys; assert sys.version_info >= (3, 8)"]).status === 0);
-if (!matplotlibPython) console.warn("\n[sbx] SKIPPING the agent's matplotlib test: no python3 with matplotlib here (apt-get install python3-matplotlib)\n");
+if (!matplotlibPython)
+  console.warn("\n[sbx] SKIPPING the agent's matplotlib test: no python3 with matplotlib here (apt-get install python3-matplotlib)\n");
 
 describe.skipIf(!matplotlibPython)("the sandbox agent with matplotlib installed", () => {
   it("sends open figures as image/png results, and a figure as the last expression as the main result, once", async () => {
     const base = createHostProcessDriver(directory);
-    const pinned: SandboxDriverV1 = { ...base, spawn: (request) => base.spawn({ ...request, command: request.command.replace("exec python3 ", `exec ${matplotlibPython} `), env: { ...request.env, MPLCONFIGDIR: directory } }) };
+    const pinned: SandboxDriverV1 = {
+      ...base,
+      spawn: (request) =>
+        base.spawn({
+          ...request,
+          command: request.command.replace("exec python3 ", `exec ${matplotlibPython} `),
+          env: { ...request.env, MPLCONFIGDIR: directory },
+        }),
+    };
     const { sandbox } = hostSandbox(pinned);
     try {
       const context = await sandbox.createCodeContext();
@@ -290,7 +328,9 @@ describe.skipIf(!matplotlibPython)("the sandbox agent with matplotlib installed"
       expect(plotted.error).toBeNull();
       expect(plotted.results).toHaveLength(1);
       expect(plotted.results![0]!.isMainResult).toBe(false);
-      expect(Buffer.from(plotted.results![0]!.data["image/png"]!, "base64").subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect(Buffer.from(plotted.results![0]!.data["image/png"]!, "base64").subarray(0, 8)).toEqual(
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      );
       const figure = await sandbox.runCode("figure = plt.figure()\nplt.bar([1], [2])\nfigure", { contextId: context.id });
       expect(figure.results).toHaveLength(1);
       expect(figure.results![0]!.isMainResult).toBe(true);
@@ -302,7 +342,7 @@ describe.skipIf(!matplotlibPython)("the sandbox agent with matplotlib installed"
   });
 });
 
-describe.skipIf(!hasPython)("commands through the agent (opt-in: commands: \"agent\")", () => {
+describe.skipIf(!hasPython)('commands through the agent (opt-in: commands: "agent")', () => {
   let sandbox: Sandbox;
   let base: ReturnType<typeof createHostProcessDriver>;
   beforeAll(async () => {

@@ -10,7 +10,7 @@ import { spawnCommand, type ExecContext } from "./exec-process.js";
  * if it never says hello. Arguments: $1 the agent's command line, $2 the working directory.
  */
 export const AGENT_LAUNCH_SCRIPT = [
-  'c=$1; w=$2; s=; read s </proc/self/stat; set -- ${s##*) }; shift 19',
+  "c=$1; w=$2; s=; read s </proc/self/stat; set -- ${s##*) }; shift 19",
   'echo "sbx-agent-pid $$ $1" >&2',
   'cd -- "$w" || exit 126',
   'exec sh -c "$c"',
@@ -24,7 +24,7 @@ export const AGENT_PROCESS_KILL_SCRIPT = [
   "p=$1; t=$2; i=0",
   "while :; do",
   '  s=; read s 2>/dev/null <"/proc/$p/stat" || exit 0',
-  '  set -- ${s##*) }',
+  "  set -- ${s##*) }",
   '  case "$1" in Z*|X*) exit 0;; esac',
   "  shift 19",
   '  [ "$1" = "$t" ] || exit 0',
@@ -81,17 +81,30 @@ export async function spawnAgentProcess(context: AgentLaunchContext, request: Sp
     // Interpreters and whatever they started (setsid, env -i, double forks keep the tag), verified.
     await context.killVerified(interpreterTag);
     let timer: NodeJS.Timeout | undefined;
-    const exited = spawned ? spawned.exit.then(() => "exited" as const, () => "exited" as const) : new Promise<never>(() => {});
-    const known = await Promise.race([announced, exited, new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ANNOUNCE_TIMEOUT_MS)))]);
+    const exited = spawned
+      ? spawned.exit.then(
+          () => "exited" as const,
+          () => "exited" as const,
+        )
+      : new Promise<never>(() => {});
+    const known = await Promise.race([
+      announced,
+      exited,
+      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ANNOUNCE_TIMEOUT_MS))),
+    ]);
     clearTimeout(timer);
     if (known === "exited") return;
     if (known === "timeout" || known === null) return context.endSandbox("the sbx sandbox agent's exec never said which process it is");
     await context.killProcess(known.pid, known.startTime);
   };
-  spawned = await spawnCommand(context, { ...request, env: { ...request.env, SBX_AGENT_INTERPRETER_TAG: interpreterTag }, onStderr }, {
-    argv: ["sh", "-c", AGENT_LAUNCH_SCRIPT, "sbx-agent", request.command, request.cwd],
-    kill,
-  });
+  spawned = await spawnCommand(
+    context,
+    { ...request, env: { ...request.env, SBX_AGENT_INTERPRETER_TAG: interpreterTag }, onStderr },
+    {
+      argv: ["sh", "-c", AGENT_LAUNCH_SCRIPT, "sbx-agent", request.command, request.cwd],
+      kill,
+    },
+  );
   const forget = () => {
     announce(null);
     if (agentEntry) context.agentProcesses.delete(agentEntry);

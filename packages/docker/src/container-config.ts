@@ -105,13 +105,28 @@ export function capabilitiesAdded(policy: RequestedPolicy): string[] {
 }
 
 /** The hardened container configuration (Engine API names) for a requested policy. */
-export function buildContainerConfig(policy: RequestedPolicy, options: { session: string; metadata: Record<string, string> }): Docker.ContainerCreateOptions {
+export function buildContainerConfig(
+  policy: RequestedPolicy,
+  options: { session: string; metadata: Record<string, string> },
+): Docker.ContainerCreateOptions {
   const [uid, gid] = policy.user.split(":");
   const labels = sandboxLabels({
     session: options.session,
     expiresAt: new Date(policy.expiresAt),
     metadata: options.metadata,
-    policy: { egress: policy.egress, cpus: policy.cpus, memoryMiB: policy.memoryMiB, pids: policy.pids, user: policy.userKind, commandUser: policy.user, lifetimeSeconds: policy.lifetimeSeconds, runtime: policy.runtime ?? null, workspaceSizeMiB: policy.workspaceSizeMiB, tmpSizeMiB: policy.tmpSizeMiB, endsWithHost: policy.endsWithHost },
+    policy: {
+      egress: policy.egress,
+      cpus: policy.cpus,
+      memoryMiB: policy.memoryMiB,
+      pids: policy.pids,
+      user: policy.userKind,
+      commandUser: policy.user,
+      lifetimeSeconds: policy.lifetimeSeconds,
+      runtime: policy.runtime ?? null,
+      workspaceSizeMiB: policy.workspaceSizeMiB,
+      tmpSizeMiB: policy.tmpSizeMiB,
+      endsWithHost: policy.endsWithHost,
+    },
   });
   const memoryBytes = policy.memoryMiB * MIB;
   const mounts: Docker.MountSettings[] = [
@@ -124,10 +139,19 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
         NoCopy: true,
         // The owner's labels too: the sweep removes a dangling volume only once its owner is known gone (adr/0032).
         Labels: volumeLabels(labels),
-        DriverConfig: { Name: "local", Options: { type: "tmpfs", device: "tmpfs", o: `size=${policy.workspaceSizeMiB}m,uid=${uid},gid=${gid},mode=0700` } },
+        DriverConfig: {
+          Name: "local",
+          Options: { type: "tmpfs", device: "tmpfs", o: `size=${policy.workspaceSizeMiB}m,uid=${uid},gid=${gid},mode=0700` },
+        },
       },
     } as unknown as Docker.MountSettings,
-    ...policy.mounts.map((mount) => ({ Type: "bind" as const, Source: mount.hostPath, Target: mount.sandboxPath, ReadOnly: mount.readOnly, BindOptions: { Propagation: "rprivate" as const } })),
+    ...policy.mounts.map((mount) => ({
+      Type: "bind" as const,
+      Source: mount.hostPath,
+      Target: mount.sandboxPath,
+      ReadOnly: mount.readOnly,
+      BindOptions: { Propagation: "rprivate" as const },
+    })),
   ];
   const hostConfig: Docker.HostConfig & Record<string, unknown> = {
     NetworkMode: policy.networkMode,
@@ -147,7 +171,10 @@ export function buildContainerConfig(policy: RequestedPolicy, options: { session
     OomKillDisable: false,
     OomScoreAdj: 500,
     NanoCpus: Math.round(policy.cpus * 1e9),
-    Ulimits: [{ Name: "nofile", Soft: 4096, Hard: 4096 }, { Name: "core", Soft: 0, Hard: 0 }],
+    Ulimits: [
+      { Name: "nofile", Soft: 4096, Hard: 4096 },
+      { Name: "core", Soft: 0, Hard: 0 },
+    ],
     ShmSize: 64 * MIB,
     IpcMode: "private",
     LogConfig: { Type: "none", Config: {} },

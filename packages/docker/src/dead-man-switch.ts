@@ -8,7 +8,14 @@ import type Docker from "dockerode";
  * AutoRemove deletes it with its workspace volume. The socket is unref'd: it never keeps the host process alive.
  */
 export async function holdDeadManSwitch(container: Docker.Container, signal?: AbortSignal): Promise<{ release(): void }> {
-  const stream = (await container.attach({ stream: true, stdin: true, stdout: false, stderr: false, hijack: true, abortSignal: signal } as Docker.ContainerAttachOptions)) as unknown as Socket;
+  const stream = (await container.attach({
+    stream: true,
+    stdin: true,
+    stdout: false,
+    stderr: false,
+    hijack: true,
+    abortSignal: signal,
+  } as Docker.ContainerAttachOptions)) as unknown as Socket;
   stream.on("error", () => {});
   stream.on("data", () => {});
   (stream as Partial<Socket>).unref?.();

@@ -4,7 +4,9 @@ import { describeEndpoint, type EngineEndpoint } from "./settings.js";
 
 /** Makes a dockerode client for an endpoint. */
 export function createDockerClient(endpoint: EngineEndpoint): Docker {
-  return endpoint.kind === "socket" ? new Docker({ socketPath: endpoint.socketPath }) : new Docker({ host: endpoint.host, port: endpoint.port, protocol: "http" });
+  return endpoint.kind === "socket"
+    ? new Docker({ socketPath: endpoint.socketPath })
+    : new Docker({ host: endpoint.host, port: endpoint.port, protocol: "http" });
 }
 
 /** What to do when the engine is unreachable. */

@@ -26,8 +26,20 @@ export type ExecReadStart =
  * read-ahead, whose end checks the exit code) or once the program ended without output (its exit code and
  * stderr, so refusals such as "not found" become typed errors before any stream is handed out).
  */
-export async function execRead(container: Docker.Container, argv: readonly string[], options: { user: string; env?: readonly string[]; signal?: AbortSignal }): Promise<ExecReadStart> {
-  const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Env: options.env ? [...options.env] : undefined, Privileged: false });
+export async function execRead(
+  container: Docker.Container,
+  argv: readonly string[],
+  options: { user: string; env?: readonly string[]; signal?: AbortSignal },
+): Promise<ExecReadStart> {
+  const exec = await container.exec({
+    Cmd: [...argv],
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    User: options.user,
+    Env: options.env ? [...options.env] : undefined,
+    Privileged: false,
+  });
   const socket = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
   const pending: Uint8Array[] = [];
   let pendingBytes = 0;
@@ -56,7 +68,10 @@ export async function execRead(container: Docker.Container, argv: readonly strin
       notify();
     },
     (chunk) => {
-      if (stderr.length < STDERR_LIMIT_BYTES) stderr += Buffer.from(chunk).toString("utf8").slice(0, STDERR_LIMIT_BYTES - stderr.length);
+      if (stderr.length < STDERR_LIMIT_BYTES)
+        stderr += Buffer.from(chunk)
+          .toString("utf8")
+          .slice(0, STDERR_LIMIT_BYTES - stderr.length);
     },
   );
   let exitChecked = false;
@@ -84,34 +99,37 @@ export async function execRead(container: Docker.Container, argv: readonly strin
     notify();
   };
   options.signal?.addEventListener("abort", abort, { once: true });
-  const body: ReadableStream<Uint8Array> = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (pending.length > 0) {
-          const chunk = pending.shift()!;
-          pendingBytes -= chunk.byteLength;
-          if (pendingBytes < READ_AHEAD_BYTES) socket.resume();
-          controller.enqueue(chunk);
-          return;
+  const body: ReadableStream<Uint8Array> = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          if (pending.length > 0) {
+            const chunk = pending.shift()!;
+            pendingBytes -= chunk.byteLength;
+            if (pendingBytes < READ_AHEAD_BYTES) socket.resume();
+            controller.enqueue(chunk);
+            return;
+          }
+          if (failure) {
+            options.signal?.removeEventListener("abort", abort);
+            controller.error(failure);
+            return;
+          }
+          if (exitChecked) {
+            options.signal?.removeEventListener("abort", abort);
+            controller.close();
+            return;
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
         }
-        if (failure) {
-          options.signal?.removeEventListener("abort", abort);
-          controller.error(failure);
-          return;
-        }
-        if (exitChecked) {
-          options.signal?.removeEventListener("abort", abort);
-          controller.close();
-          return;
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
+      },
+      cancel() {
+        options.signal?.removeEventListener("abort", abort);
+        socket.destroy();
+      },
     },
-    cancel() {
-      options.signal?.removeEventListener("abort", abort);
-      socket.destroy();
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return await new Promise<ExecReadStart>((resolve, reject) => {
     started = resolve;
     startFailed = reject;
@@ -130,19 +148,48 @@ export async function execRead(container: Docker.Container, argv: readonly strin
  * Runs a program with `data` on its stdin (with backpressure) and waits for it to exit. The program's stdout is
  * ignored; stderr is kept (up to 8 KiB) for messages.
  */
-export async function execWrite(container: Docker.Container, argv: readonly string[], data: ReadableStream<Uint8Array>, options: { user: string; env?: readonly string[]; signal?: AbortSignal }): Promise<{ exitCode: number; stderr: string }> {
-  const exec = await container.exec({ Cmd: [...argv], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Env: options.env ? [...options.env] : undefined, Privileged: false });
+export async function execWrite(
+  container: Docker.Container,
+  argv: readonly string[],
+  data: ReadableStream<Uint8Array>,
+  options: { user: string; env?: readonly string[]; signal?: AbortSignal },
+): Promise<{ exitCode: number; stderr: string }> {
+  const exec = await container.exec({
+    Cmd: [...argv],
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    User: options.user,
+    Env: options.env ? [...options.env] : undefined,
+    Privileged: false,
+  });
   const socket = (await exec.start({ hijack: true, stdin: true, Tty: false })) as Duplex;
   let stderr = "";
-  const demuxer = new StreamDemuxer(() => {}, (chunk) => {
-    if (stderr.length < STDERR_LIMIT_BYTES) stderr += Buffer.from(chunk).toString("utf8").slice(0, STDERR_LIMIT_BYTES - stderr.length);
-  });
+  const demuxer = new StreamDemuxer(
+    () => {},
+    (chunk) => {
+      if (stderr.length < STDERR_LIMIT_BYTES)
+        stderr += Buffer.from(chunk)
+          .toString("utf8")
+          .slice(0, STDERR_LIMIT_BYTES - stderr.length);
+    },
+  );
   let closed = false;
   const done = new Promise<void>((resolve) => {
     socket.on("data", (chunk: Buffer) => demuxer.push(chunk));
-    socket.once("end", () => { closed = true; resolve(); });
-    socket.once("close", () => { closed = true; resolve(); });
-    socket.once("error", () => { closed = true; resolve(); });
+    socket.once("end", () => {
+      closed = true;
+      resolve();
+    });
+    socket.once("close", () => {
+      closed = true;
+      resolve();
+    });
+    socket.once("error", () => {
+      closed = true;
+      resolve();
+    });
   });
   const reader = data.getReader();
   const abort = () => socket.destroy();

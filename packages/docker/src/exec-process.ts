@@ -132,7 +132,10 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
       if (settled) return;
       settled = true;
       if (pollTimer) clearTimeout(pollTimer);
-      void context.lostError(error).catch(() => undefined).then((lost) => reject(lost ?? error));
+      void context
+        .lostError(error)
+        .catch(() => undefined)
+        .then((lost) => reject(lost ?? error));
     });
     // A background child may hold stdout open after the command exits: poll exec inspect, slowly, and stop
     // waiting for end-of-stream once the command itself is gone (after a short grace for trailing bytes).
@@ -203,7 +206,11 @@ export class HelperOutputTooLargeError extends ProviderError {
   /** The limit that was exceeded, in bytes. */
   readonly limitBytes: number;
   constructor(options: { limitBytes: number; program: string }) {
-    super({ backend: "docker", retryable: false, message: `The sandbox helper ${JSON.stringify(options.program)} wrote more than ${options.limitBytes} bytes (the ${options.limitBytes / (1024 * 1024)} MiB limit on a helper's output); its output was not used, since a cut one would be incomplete. For a listing, list a smaller directory.` });
+    super({
+      backend: "docker",
+      retryable: false,
+      message: `The sandbox helper ${JSON.stringify(options.program)} wrote more than ${options.limitBytes} bytes (the ${options.limitBytes / (1024 * 1024)} MiB limit on a helper's output); its output was not used, since a cut one would be incomplete. For a listing, list a smaller directory.`,
+    });
     this.name = "HelperOutputTooLargeError";
     this.limitBytes = options.limitBytes;
   }
@@ -215,8 +222,21 @@ export class HelperOutputTooLargeError extends ProviderError {
  * `HelperOutputTooLargeError` once the exec ends (the rest is read and dropped, so memory stays bounded): never a
  * cut output returned as complete.
  */
-export async function runArgv(container: Docker.Container, argv: readonly string[], options: { user: string; cwd?: string; env?: readonly string[]; maxOutputBytes?: number }): Promise<ArgvResult> {
-  const exec = await container.exec({ Cmd: [...argv], AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, WorkingDir: options.cwd, Env: options.env ? [...options.env] : undefined, Privileged: false });
+export async function runArgv(
+  container: Docker.Container,
+  argv: readonly string[],
+  options: { user: string; cwd?: string; env?: readonly string[]; maxOutputBytes?: number },
+): Promise<ArgvResult> {
+  const exec = await container.exec({
+    Cmd: [...argv],
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    User: options.user,
+    WorkingDir: options.cwd,
+    Env: options.env ? [...options.env] : undefined,
+    Privileged: false,
+  });
   const stream = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
   const limit = options.maxOutputBytes ?? HELPER_OUTPUT_LIMIT_BYTES;
   const stdout: Buffer[] = [];
@@ -237,6 +257,7 @@ export async function runArgv(container: Docker.Container, argv: readonly string
     stream.once("error", reject);
   });
   const exitCode = await waitForExitCode(exec);
-  if (exceeded) throw new HelperOutputTooLargeError({ limitBytes: limit, program: argv[0] === "sh" && argv[3] !== undefined ? argv[3] : argv[0] ?? "" });
+  if (exceeded)
+    throw new HelperOutputTooLargeError({ limitBytes: limit, program: argv[0] === "sh" && argv[3] !== undefined ? argv[3] : (argv[0] ?? "") });
   return { exitCode, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr).toString("utf8") };
 }

@@ -13,7 +13,9 @@ export type KillOutcome = { readonly verified: true } | { readonly verified: fal
 
 function within<Value>(promise: Promise<Value>, milliseconds: number): Promise<Value | "timed-out"> {
   let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), milliseconds)))]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), milliseconds)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 /**
@@ -22,20 +24,29 @@ function within<Value>(promise: Promise<Value>, milliseconds: number): Promise<V
  * an engine error, a helper that does not finish within `timeoutMs`, or a scan that did not converge is an
  * unverified outcome with the reason; the caller escalates.
  */
-export async function killTaggedTree(container: Docker.Container, options: { tag: string; commandUid: string; timeoutMs: number; exempt?: readonly string[]; sweepUntagged?: boolean }): Promise<KillOutcome> {
+export async function killTaggedTree(
+  container: Docker.Container,
+  options: { tag: string; commandUid: string; timeoutMs: number; exempt?: readonly string[]; sweepUntagged?: boolean },
+): Promise<KillOutcome> {
   try {
     // Untagged processes of the sandbox user go too (adr/0030): a command can ptrace one (sbx's file execs start
     // untagged) and run its code there, outside its tag. Only the agents (`exempt`, pid:starttime) are untagged on
     // purpose. Not for root sandboxes: root's untagged processes are sbx's own enforcement (init, the deadline).
     const untagged = options.commandUid === "0" || options.sweepUntagged === false ? [] : [options.commandUid, (options.exempt ?? []).join(" ")];
-    const tagged = runArgv(container, ["sh", "-c", KILL_TREE_SCRIPT, "sbx-kill", options.tag, ...untagged], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
+    const tagged = runArgv(container, ["sh", "-c", KILL_TREE_SCRIPT, "sbx-kill", options.tag, ...untagged], {
+      user: ENFORCEMENT_USER,
+      maxOutputBytes: 4096,
+    });
     tagged.catch(() => {});
     const result = await within(tagged, options.timeoutMs);
     if (result === "timed-out") return { verified: false, reason: `the kill helper did not finish within ${options.timeoutMs} ms` };
     if (result.exitCode === 0) return { verified: true };
     if (result.exitCode !== 5) return { verified: false, reason: `the kill helper exited with ${result.exitCode}` };
     // No loginuid in this kernel: end every process of the command's user instead (documented in ADR 0012).
-    const everyone = runArgv(container, ["sh", "-c", KILL_USER_SCRIPT, "sbx-kill-user", options.commandUid], { user: ENFORCEMENT_USER, maxOutputBytes: 4096 });
+    const everyone = runArgv(container, ["sh", "-c", KILL_USER_SCRIPT, "sbx-kill-user", options.commandUid], {
+      user: ENFORCEMENT_USER,
+      maxOutputBytes: 4096,
+    });
     everyone.catch(() => {});
     const fallback = await within(everyone, options.timeoutMs);
     if (fallback === "timed-out") return { verified: false, reason: `the sandbox-wide kill did not finish within ${options.timeoutMs} ms` };

@@ -16,7 +16,12 @@ export const POLICY_LABEL = "sbx.policy";
 export const METADATA_LABEL_PREFIX = "sbx.metadata.";
 
 /** The labels of a new sandbox. */
-export function sandboxLabels(options: { session: string; expiresAt: Date; policy: unknown; metadata: Record<string, string> }): Record<string, string> {
+export function sandboxLabels(options: {
+  session: string;
+  expiresAt: Date;
+  policy: unknown;
+  metadata: Record<string, string>;
+}): Record<string, string> {
   const labels: Record<string, string> = {
     [MANAGED_LABEL]: "1",
     [OWNER_PID_LABEL]: String(process.pid),

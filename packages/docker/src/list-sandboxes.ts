@@ -29,14 +29,19 @@ export interface ListedSandbox {
 /** Lists every container carrying the `sbx.managed` label on the engine (Docker only), oldest first. Read-only. */
 export async function listSandboxes(options: { docker?: Docker; signal?: AbortSignal } = {}): Promise<ListedSandbox[]> {
   const docker = options.docker ?? createDockerClient(resolveEndpoint(parseDockerSettings({})));
-  const containers = await docker.listContainers({ all: true, filters: { label: [`${MANAGED_LABEL}=1`] }, abortSignal: options.signal } as Docker.ContainerListOptions);
+  const containers = await docker.listContainers({
+    all: true,
+    filters: { label: [`${MANAGED_LABEL}=1`] },
+    abortSignal: options.signal,
+  } as Docker.ContainerListOptions);
   return containers
     .map((info): ListedSandbox => {
       const labels = info.Labels ?? {};
       const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
       const pid = Number(labels[OWNER_PID_LABEL]);
       const metadata: Record<string, string> = {};
-      for (const [key, value] of Object.entries(labels)) if (key.startsWith(METADATA_LABEL_PREFIX)) metadata[key.slice(METADATA_LABEL_PREFIX.length)] = value;
+      for (const [key, value] of Object.entries(labels))
+        if (key.startsWith(METADATA_LABEL_PREFIX)) metadata[key.slice(METADATA_LABEL_PREFIX.length)] = value;
       return {
         id: info.Id,
         image: info.Image,

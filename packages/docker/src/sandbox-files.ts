@@ -18,7 +18,12 @@ function checkNames(...paths: string[]): void {
   for (const path of paths) {
     for (const segment of path.split("/")) {
       if (Buffer.byteLength(segment) > NAME_MAX_BYTES) {
-        throw new PathError({ path: path.length > 80 ? `${path.slice(0, 80)}…` : path, reason: "invalid", backend: "docker", message: `Refused path: the name ${JSON.stringify(segment.slice(0, 32) + "…")} is ${Buffer.byteLength(segment)} bytes long; Linux allows at most ${NAME_MAX_BYTES} bytes per name.` });
+        throw new PathError({
+          path: path.length > 80 ? `${path.slice(0, 80)}…` : path,
+          reason: "invalid",
+          backend: "docker",
+          message: `Refused path: the name ${JSON.stringify(segment.slice(0, 32) + "…")} is ${Buffer.byteLength(segment)} bytes long; Linux allows at most ${NAME_MAX_BYTES} bytes per name.`,
+        });
       }
     }
   }
@@ -32,7 +37,12 @@ function checkNames(...paths: string[]): void {
  * stream with bounded read-ahead (`execRead`), writes with backpressure (`execWrite`). `maxOutputBytes` caps what one
  * helper may print (default 64 MiB, `runArgv`); past it the call fails with `HelperOutputTooLargeError`.
  */
-export function sandboxFiles(container: Docker.Container, user: string, workspace: string, options: { maxOutputBytes?: number } = {}): Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">> {
+export function sandboxFiles(
+  container: Docker.Container,
+  user: string,
+  workspace: string,
+  options: { maxOutputBytes?: number } = {},
+): Required<Pick<SandboxDriverV1, "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename">> {
   // The helper runs as the sandbox's uid under a group of its own (ADR 0031): the kernel lets a process open another's
   // /proc/<pid>/fd (the pipes to the host) or read its memory only when uid *and* gid all match, so the sandbox's
   // code (no CAP_SYS_PTRACE, no CAP_SETGID, no-new-privileges) can neither write into a helper's answer nor read what
@@ -40,13 +50,20 @@ export function sandboxFiles(container: Docker.Container, user: string, workspac
   const env = Object.entries(helperEnvironment(workspace)).map(([name, value]) => `${name}=${value}`);
   const helperUser = `${user.split(":")[0]}:${FILE_HELPER_GID}`;
   const argv = (request: { script: string; name: string; args: readonly string[] }) => ["sh", "-c", request.script, request.name, ...request.args];
-  const operations: PosixFileOperations = posixFileOperationsOver({
-    async run(request) {
-      if (request.stdin) return { ...(await execWrite(container, argv(request), request.stdin, { user: helperUser, env, signal: request.signal })), stdout: new Uint8Array() };
-      return runArgv(container, argv(request), { user: helperUser, env, maxOutputBytes: options.maxOutputBytes });
+  const operations: PosixFileOperations = posixFileOperationsOver(
+    {
+      async run(request) {
+        if (request.stdin)
+          return {
+            ...(await execWrite(container, argv(request), request.stdin, { user: helperUser, env, signal: request.signal })),
+            stdout: new Uint8Array(),
+          };
+        return runArgv(container, argv(request), { user: helperUser, env, maxOutputBytes: options.maxOutputBytes });
+      },
+      read: (request) => execRead(container, argv(request), { user: helperUser, env, signal: request.signal }),
     },
-    read: (request) => execRead(container, argv(request), { user: helperUser, env, signal: request.signal }),
-  }, { backend: "docker" });
+    { backend: "docker" },
+  );
   return {
     readFile: (path, options) => (checkNames(path), operations.readFile(path, options)),
     writeFile: (path, data, options) => (checkNames(path), operations.writeFile(path, data, options)),

@@ -30,7 +30,10 @@ export async function containerRunning(container: Docker.Container, timeoutMs = 
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     // Bounded: the engine can hold a container's lock for long (an exec into a paused container never starts).
-    const inspect = await Promise.race([container.inspect(), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))]);
+    const inspect = await Promise.race([
+      container.inspect(),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
+    ]);
     if (!inspect) return undefined;
     return inspect.State.Running === true;
   } catch (error) {

@@ -50,28 +50,39 @@ export function volumeOrphanReason(labels: Record<string, string>, now = Date.no
 export async function sweepOrphans(options: { docker?: Docker; signal?: AbortSignal } = {}): Promise<SweepResult> {
   const docker = options.docker ?? createDockerClient(resolveEndpoint(parseDockerSettings({})));
   const removedContainers: string[] = [];
-  const containers = await docker.listContainers({ all: true, filters: { label: [`${MANAGED_LABEL}=1`] }, abortSignal: options.signal } as Docker.ContainerListOptions);
-  await Promise.all(containers.map(async (info) => {
-    if (!orphanReason(info.Labels ?? {}, info.State)) return;
-    try {
-      await docker.getContainer(info.Id).remove({ force: true, v: true });
-      removedContainers.push(info.Id);
-    } catch (error) {
-      if ((error as { statusCode?: number }).statusCode === 404) removedContainers.push(info.Id);
-      // 409: removal already in progress (AutoRemove); it goes away by itself.
-    }
-  }));
+  const containers = await docker.listContainers({
+    all: true,
+    filters: { label: [`${MANAGED_LABEL}=1`] },
+    abortSignal: options.signal,
+  } as Docker.ContainerListOptions);
+  await Promise.all(
+    containers.map(async (info) => {
+      if (!orphanReason(info.Labels ?? {}, info.State)) return;
+      try {
+        await docker.getContainer(info.Id).remove({ force: true, v: true });
+        removedContainers.push(info.Id);
+      } catch (error) {
+        if ((error as { statusCode?: number }).statusCode === 404) removedContainers.push(info.Id);
+        // 409: removal already in progress (AutoRemove); it goes away by itself.
+      }
+    }),
+  );
   const removedVolumes: string[] = [];
   // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
-  const volumes = (await docker.listVolumes({ filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] }, abortSignal: options.signal } as never)) as unknown as { Volumes?: Array<{ Name: string; Labels?: Record<string, string> | null }> };
-  await Promise.all((volumes.Volumes ?? []).map(async (volume) => {
-    if (!volumeOrphanReason(volume.Labels ?? {})) return;
-    try {
-      await docker.getVolume(volume.Name).remove();
-      removedVolumes.push(volume.Name);
-    } catch {
-      // In use by a live sandbox, or already gone.
-    }
-  }));
+  const volumes = (await docker.listVolumes({
+    filters: { label: [`${MANAGED_LABEL}=1`], dangling: ["true"] },
+    abortSignal: options.signal,
+  } as never)) as unknown as { Volumes?: Array<{ Name: string; Labels?: Record<string, string> | null }> };
+  await Promise.all(
+    (volumes.Volumes ?? []).map(async (volume) => {
+      if (!volumeOrphanReason(volume.Labels ?? {})) return;
+      try {
+        await docker.getVolume(volume.Name).remove();
+        removedVolumes.push(volume.Name);
+      } catch {
+        // In use by a live sandbox, or already gone.
+      }
+    }),
+  );
   return { containers: removedContainers, volumes: removedVolumes, egressDirectories: sweepEgressDirectories() };
 }

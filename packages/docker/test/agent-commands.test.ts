@@ -6,12 +6,15 @@ import { createTestSandbox, describeWithDocker } from "./docker-test-environment
 // and honest errors as the plain `docker exec` path. Every sandbox here starts the agent with its first command.
 
 /** `loginuid` of the command's shell and of its parent (the agent on the agent path, nothing on the exec path). */
-const WHERE = "read me </proc/self/loginuid; read parent </proc/$PPID/loginuid 2>/dev/null; echo \"$me $parent $(tr '\\0' ' ' </proc/$PPID/cmdline | head -c 16)\"";
+const WHERE =
+  "read me </proc/self/loginuid; read parent </proc/$PPID/loginuid 2>/dev/null; echo \"$me $parent $(tr '\\0' ' ' </proc/$PPID/cmdline | head -c 16)\"";
 const UNSET = "4294967295";
 
 /** Processes still alive (not zombies) whose command line starts with `pattern` (`sleep …` or `/bin/sleep …`). */
 async function alive(sandbox: Sandbox, pattern: string): Promise<string[]> {
-  const { stdout } = await sandbox.commands.run(`ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }' | grep -E -- '^(/bin/)?${pattern}' || true`);
+  const { stdout } = await sandbox.commands.run(
+    `ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }' | grep -E -- '^(/bin/)?${pattern}' || true`,
+  );
   return stdout.split("\n").filter(Boolean);
 }
 
@@ -32,7 +35,9 @@ describeWithDocker("commands through the sandbox agent on Docker", () => {
     expect(tag).toMatch(/^\d+$/);
     expect(tag).not.toBe(UNSET);
     expect(second.stdout.split(" ")[0]).not.toBe(tag);
-    const shed = await sandbox.commands.run(`setsid env -i sh -c 'echo ${UNSET} > /proc/self/loginuid 2>/dev/null && echo changed; echo 12345 > /proc/self/loginuid 2>/dev/null && echo changed; cat /proc/self/loginuid'`);
+    const shed = await sandbox.commands.run(
+      `setsid env -i sh -c 'echo ${UNSET} > /proc/self/loginuid 2>/dev/null && echo changed; echo 12345 > /proc/self/loginuid 2>/dev/null && echo changed; cat /proc/self/loginuid'`,
+    );
     expect(shed.stdout.trim().split("\n")).toEqual([expect.stringMatching(/^\d+$/)]);
     expect(shed.stdout.trim()).not.toBe(UNSET);
   });
@@ -108,7 +113,7 @@ describeWithDocker("commands through the sandbox agent on Docker: limits and fai
   it("an out-of-memory kill is exit 137 with outOfMemoryKilled unknown (null: the victim cannot be named, adr/0030), and later commands say false", async () => {
     await using small = await createTestSandbox({ limits: { memoryMiB: 96 } }, { agentCommands: "start" });
     const agentPid = (await small.commands.run("echo $PPID")).stdout.trim();
-    const result = await small.commands.run("python3 -c \"x = bytearray(512 * 1024 * 1024); print(len(x))\"");
+    const result = await small.commands.run('python3 -c "x = bytearray(512 * 1024 * 1024); print(len(x))"');
     expect(result.exitCode).toBe(137);
     expect(result.outOfMemoryKilled).toBeNull();
     const after = await small.commands.run("echo $PPID");
@@ -154,7 +159,7 @@ describeWithDocker("commands through the sandbox agent on Docker: limits and fai
     expect(after.stdout.trim().split(" ").slice(1).join(" ")).toBe(`${UNSET} python3 -I -u -c`);
   });
 
-  it("settings.agentCommands \"off\" keeps every command on docker exec", async () => {
+  it('settings.agentCommands "off" keeps every command on docker exec', async () => {
     await using sandbox = await createTestSandbox({}, { agentCommands: "off" });
     await sandbox.runCode("1");
     expect((await sandbox.commands.run(WHERE)).stdout).not.toMatch(/python3 -I -u -c/);

@@ -9,7 +9,10 @@ export const TEST_IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11"
 /** A dockerode client for assertions made behind the adapter's back. */
 export const docker = new Docker();
 
-const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim()).includes("docker");
+const required = (process.env.SBX_REQUIRE ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .includes("docker");
 const status = await createSandboxProvider({ image: TEST_IMAGE }).detect();
 if (!status.usable) {
   const message = `Docker is not usable here: ${status.reason} ${status.remedy}`;

@@ -28,7 +28,10 @@ describeWithDocker("files.download: a default bound against a sparse file", () =
     // The attack is free for the sandbox: the file has a size and next to no blocks.
     expect(Number(made.stdout.trim())).toBeLessThan(1024);
     const destination = join(hostDirectory, "sparse.out");
-    const error = await sandbox.files.download("sparse.bin", destination).then(() => undefined, (caught: unknown) => caught);
+    const error = await sandbox.files.download("sparse.bin", destination).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(FileTooLargeError);
     expect(error).toMatchObject({ code: "SBX_FILE_TOO_LARGE", sizeBytes: sparseBytes, limitBytes: DEFAULT_DOWNLOAD_LIMIT_BYTES, option: "maxBytes" });
     expect((error as Error).message).toContain(String(sparseBytes));
@@ -39,7 +42,10 @@ describeWithDocker("files.download: a default bound against a sparse file", () =
   it("through a link (whose own size says nothing) the stream is cut at the limit and the partial host file removed", async () => {
     await sandbox.commands.run("truncate -s 3G sparse.bin && ln -sf sparse.bin sparse-link");
     const destination = join(hostDirectory, "link.out");
-    const error = await sandbox.files.download("sparse-link", destination, { maxBytes: 4 * 1024 * 1024 }).then(() => undefined, (caught: unknown) => caught);
+    const error = await sandbox.files.download("sparse-link", destination, { maxBytes: 4 * 1024 * 1024 }).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(FileTooLargeError);
     expect(error).toMatchObject({ limitBytes: 4 * 1024 * 1024, option: "maxBytes" });
     expect(await readdir(hostDirectory)).toEqual([]);

@@ -37,12 +37,30 @@ describe("allowlist entries and matching (no engine needed)", () => {
   });
 
   it("non-public resolved addresses are recognised, v4-mapped included", () => {
-    for (const address of ["127.0.0.1", "10.0.0.1", "172.17.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1"]) expect(isNonPublicAddress(address)).toBe(true);
+    for (const address of [
+      "127.0.0.1",
+      "10.0.0.1",
+      "172.17.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "fd00::1",
+      "fe80::1",
+      "::ffff:127.0.0.1",
+    ])
+      expect(isNonPublicAddress(address)).toBe(true);
     for (const address of ["93.184.216.34", "2606:4700::1111"]) expect(isNonPublicAddress(address)).toBe(false);
   });
 
   it("proxy requests: CONNECT authority, absolute URI equal to Host, rewritten with Connection: close", () => {
-    expect(parseProxyRequest("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443")).toMatchObject({ method: "CONNECT", host: "pypi.org", port: 443, forwardHead: null });
+    expect(parseProxyRequest("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443")).toMatchObject({
+      method: "CONNECT",
+      host: "pypi.org",
+      port: 443,
+      forwardHead: null,
+    });
     const plain = parseProxyRequest("GET http://Index.Test:8080/simple/ HTTP/1.1\r\nHost: index.test:8080\r\nProxy-Connection: keep-alive");
     expect(plain).toMatchObject({ method: "GET", host: "index.test", port: 8080 });
     expect(plain.forwardHead).toBe("GET /simple/ HTTP/1.1\r\nHost: index.test:8080\r\nConnection: close\r\n\r\n");

@@ -6,7 +6,14 @@ import { createTestSandbox, describeWithDocker, TEST_IMAGE } from "./docker-test
 import { fetchCommand, selfSignedCertificate, startLoopbackServer, type LoopbackServer } from "./egress-test-servers.js";
 
 /** Test names, mapped by the proxy's resolver (settings.egressHosts) to the test's own loopback servers. */
-const HOSTS = { "allowed.test": "127.0.0.1", "other.test": "127.0.0.1", "secure.test": "127.0.0.1", "api.wild.test": "127.0.0.1", "deep.api.wild.test": "127.0.0.1", "wild.test": "127.0.0.1" };
+const HOSTS = {
+  "allowed.test": "127.0.0.1",
+  "other.test": "127.0.0.1",
+  "secure.test": "127.0.0.1",
+  "api.wild.test": "127.0.0.1",
+  "deep.api.wild.test": "127.0.0.1",
+  "wild.test": "127.0.0.1",
+};
 
 describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out of a NetworkMode none sandbox", () => {
   let plain: LoopbackServer;
@@ -24,7 +31,12 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
     byAddress = await startLoopbackServer({ address: "127.0.0.2" });
     container = await fixture.startServers(1);
     sandbox = await createTestSandbox(
-      { network: { egress: "deny", allow: [`allowed.test:${plain.port}`, `secure.test:${secure.port}`, `*.wild.test:${plain.port}`, `127.0.0.2:${byAddress.port}`] } },
+      {
+        network: {
+          egress: "deny",
+          allow: [`allowed.test:${plain.port}`, `secure.test:${secure.port}`, `*.wild.test:${plain.port}`, `127.0.0.2:${byAddress.port}`],
+        },
+      },
       { egressHosts: HOSTS, onEgressDenied: (denial: EgressDenial & { sandboxId: string }) => denials.push(denial) },
     );
   }, 120_000);
@@ -50,10 +62,17 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
     const previousDebug = process.env.DEBUG;
     const write = process.stderr.write.bind(process.stderr);
     process.env.DEBUG = "sbx*";
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => (String(chunk).startsWith("sbx:docker:egress") ? (logged.push(String(chunk)), true) : write(chunk, ...(rest as [])))) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) =>
+      String(chunk).startsWith("sbx:docker:egress")
+        ? (logged.push(String(chunk)), true)
+        : write(chunk, ...(rest as []))) as typeof process.stderr.write;
     try {
-      expect(await run(fetchCommand(`http://other.test:${plain.port}/`))).toBe(`STATUS 403 sbx egress: other.test:${plain.port} refused: not on this sandbox's allowlist.`);
-      expect(await run(fetchCommand(`https://other.test:${secure.port}/`))).toBe("ERROR URLError <urlopen error Tunnel connection failed: 403 Forbidden>");
+      expect(await run(fetchCommand(`http://other.test:${plain.port}/`))).toBe(
+        `STATUS 403 sbx egress: other.test:${plain.port} refused: not on this sandbox's allowlist.`,
+      );
+      expect(await run(fetchCommand(`https://other.test:${secure.port}/`))).toBe(
+        "ERROR URLError <urlopen error Tunnel connection failed: 403 Forbidden>",
+      );
       // The allowed name on a port the entry does not name is refused too.
       expect(await run(fetchCommand(`http://allowed.test:${secure.port}/`))).toMatch(/^STATUS 403 sbx egress: allowed\.test:\d+ refused/);
     } finally {
@@ -80,7 +99,9 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
 
   it("an IP entry allows that literal address; another address is refused", async () => {
     expect(await run(fetchCommand(`http://127.0.0.2:${byAddress.port}/`))).toBe(`STATUS 200 sbx-ok 127.0.0.2:${byAddress.port}`);
-    expect(await run(fetchCommand(`http://127.0.0.3:${byAddress.port}/`))).toMatch(/^STATUS 403 sbx egress: 127\.0\.0\.3:\d+ refused: not on this sandbox's allowlist/);
+    expect(await run(fetchCommand(`http://127.0.0.3:${byAddress.port}/`))).toMatch(
+      /^STATUS 403 sbx egress: 127\.0\.0\.3:\d+ refused: not on this sandbox's allowlist/,
+    );
   });
 
   it("a Host header that differs from the URI's host is refused (no smuggling a second name)", async () => {
@@ -90,7 +111,10 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
 
   it("the audit record says what was requested, what was applied and how it is enforced", () => {
     const network = sandbox.audit().policies.network;
-    expect(network.requested).toEqual({ egress: "deny", allow: [`allowed.test:${plain.port}`, `secure.test:${secure.port}`, `*.wild.test:${plain.port}`, `127.0.0.2:${byAddress.port}`] });
+    expect(network.requested).toEqual({
+      egress: "deny",
+      allow: [`allowed.test:${plain.port}`, `secure.test:${secure.port}`, `*.wild.test:${plain.port}`, `127.0.0.2:${byAddress.port}`],
+    });
     expect(network.applied).toMatchObject({
       egress: "deny",
       networkMode: "none",
@@ -110,45 +134,60 @@ describeWithDocker("Docker egress allowlist: a host-side proxy, the only way out
   describeWithDocker("bypass attempts, each performed for real, all fail", () => {
     it("with the proxy variables unset, neither the allowed name nor a server's IP is reachable (no resolver, no route)", async () => {
       const unset = "env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy ";
-      expect(await run(fetchCommand(`http://allowed.test:${plain.port}/`, unset))).toMatch(/^ERROR URLError .*(Name or service not known|Temporary failure in name resolution|No address associated)/);
+      expect(await run(fetchCommand(`http://allowed.test:${plain.port}/`, unset))).toMatch(
+        /^ERROR URLError .*(Name or service not known|Temporary failure in name resolution|No address associated)/,
+      );
       expect(await run(fetchCommand(container.servers[0]!.url, unset))).toMatch(/^ERROR URLError .*Network is unreachable/);
     });
 
     it("a direct TCP connect by IP fails with ENETUNREACH; through the proxy the same IP gets 403", async () => {
       const ip = container.servers[0]!.host;
-      expect(await run(`python3 -c 'import socket
+      expect(
+        await run(`python3 -c 'import socket
 try:
     socket.create_connection(("${ip}", 8080), timeout=5); print("connected")
 except OSError as error:
-    print(error.errno)'`)).toBe("101");
-      expect(await run(fetchCommand(container.servers[0]!.url))).toMatch(new RegExp(`^STATUS 403 sbx egress: ${ip.replace(/\./g, "\\.")}:8080 refused`));
+    print(error.errno)'`),
+      ).toBe("101");
+      expect(await run(fetchCommand(container.servers[0]!.url))).toMatch(
+        new RegExp(`^STATUS 403 sbx egress: ${ip.replace(/\./g, "\\.")}:8080 refused`),
+      );
     });
 
     it("raw sockets are refused, and UDP to the server container's IP cannot be sent", async () => {
       const ip = container.servers[0]!.host;
-      expect(await run(`python3 -c 'import socket
+      expect(
+        await run(`python3 -c 'import socket
 try:
     socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print("raw")
 except OSError as error:
-    print(error.errno)'`)).toBe("1");
-      expect(await run(`python3 -c 'import socket
+    print(error.errno)'`),
+      ).toBe("1");
+      expect(
+        await run(`python3 -c 'import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try:
     s.sendto(b"x", ("${ip}", 53)); print("sent")
 except OSError as error:
-    print(error.errno)'`)).toBe("101");
+    print(error.errno)'`),
+      ).toBe("101");
     });
 
     it("a DNS lookup of a test name from inside fails: the sandbox has no resolver", async () => {
-      expect(await run(`python3 -c 'import socket
+      expect(
+        await run(`python3 -c 'import socket
 try:
     print(socket.getaddrinfo("allowed.test", 80))
 except OSError as error:
-    print("no-resolution", type(error).__name__)'`)).toBe("no-resolution gaierror");
+    print("no-resolution", type(error).__name__)'`),
+      ).toBe("no-resolution gaierror");
     });
 
     it("the sandbox user cannot kill the root forwarder; egress keeps working", async () => {
-      const killed = await sandbox.commands.run("pids=$(pgrep -u 0 -x python3); echo found $pids; for pid in $pids; do kill -9 $pid && echo killed-$pid; done", { timeoutMs: 30_000 });
+      const killed = await sandbox.commands.run(
+        "pids=$(pgrep -u 0 -x python3); echo found $pids; for pid in $pids; do kill -9 $pid && echo killed-$pid; done",
+        { timeoutMs: 30_000 },
+      );
       expect(killed.stdout).toMatch(/^found \d+/);
       expect(killed.stdout).not.toContain("killed-");
       expect(killed.stderr).toMatch(/Operation not permitted/);
@@ -158,7 +197,10 @@ except OSError as error:
 
   it("a root sandbox that kills its forwarder only loses egress, and a listener it puts in its place reaches nothing", async () => {
     // "warm" (the default): this sandbox's root commands kill every root python3, which would include a started agent.
-    await using rootSandbox = await createTestSandbox({ user: "root", network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } }, { egressHosts: HOSTS, agentCommands: "warm" });
+    await using rootSandbox = await createTestSandbox(
+      { user: "root", network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } },
+      { egressHosts: HOSTS, agentCommands: "warm" },
+    );
     const runRoot = async (command: string) => (await rootSandbox.commands.run(command, { timeoutMs: 30_000 })).stdout.trim();
     expect(await runRoot(fetchCommand(`http://allowed.test:${plain.port}/`))).toBe(`STATUS 200 sbx-ok allowed.test:${plain.port}`);
     await rootSandbox.commands.run("pkill -9 -u 0 -x python3", { timeoutMs: 30_000 });
@@ -183,15 +225,25 @@ except OSError as error:
     await using local = await createTestSandbox({ network: { egress: "deny", allow: [`localhost:${plain.port}`] } });
     const script = `import socket; s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"GET http://localhost:${plain.port}/ HTTP/1.1\\r\\nHost: localhost:${plain.port}\\r\\n\\r\\n"); print(s.recv(400).decode().split("\\r\\n\\r\\n")[1].strip())`;
     const answer = (await local.commands.run(`python3 -c '${script}'`, { timeoutMs: 30_000 })).stdout.trim();
-    expect(answer).toMatch(new RegExp(`^sbx egress: localhost:${plain.port} refused: it resolves only to non-public addresses \\(.*127\\.0\\.0\\.1.*\\), which need an IP/CIDR entry\\.$`));
+    expect(answer).toMatch(
+      new RegExp(
+        `^sbx egress: localhost:${plain.port} refused: it resolves only to non-public addresses \\(.*127\\.0\\.0\\.1.*\\), which need an IP/CIDR entry\\.$`,
+      ),
+    );
     expect(plain.hits).not.toContain(`localhost:${plain.port}`);
   });
 
   it("two sandboxes with different allowlists do not share a policy", async () => {
     await using first = await createTestSandbox({ network: { egress: "deny", allow: [`allowed.test:${plain.port}`] } }, { egressHosts: HOSTS });
     await using second = await createTestSandbox({ network: { egress: "deny", allow: [`other.test:${plain.port}`] } }, { egressHosts: HOSTS });
-    const fetchIn = async (target: Sandbox, host: string) => (await target.commands.run(fetchCommand(`http://${host}:${plain.port}/`), { timeoutMs: 30_000 })).stdout.trim();
-    const [firstAllowed, firstOther, secondAllowed, secondOther] = await Promise.all([fetchIn(first, "allowed.test"), fetchIn(first, "other.test"), fetchIn(second, "allowed.test"), fetchIn(second, "other.test")]);
+    const fetchIn = async (target: Sandbox, host: string) =>
+      (await target.commands.run(fetchCommand(`http://${host}:${plain.port}/`), { timeoutMs: 30_000 })).stdout.trim();
+    const [firstAllowed, firstOther, secondAllowed, secondOther] = await Promise.all([
+      fetchIn(first, "allowed.test"),
+      fetchIn(first, "other.test"),
+      fetchIn(second, "allowed.test"),
+      fetchIn(second, "other.test"),
+    ]);
     expect(firstAllowed).toBe(`STATUS 200 sbx-ok allowed.test:${plain.port}`);
     expect(firstOther).toMatch(/^STATUS 403 sbx egress: other\.test:/);
     expect(secondAllowed).toMatch(/^STATUS 403 sbx egress: allowed\.test:/);

@@ -56,12 +56,20 @@ describeWithDocker("Docker egress allowlist: names resolving to the host's own a
 
   it("an allowed name resolving to an address this host bound after the sandbox was created is refused, and the server sees nothing", async () => {
     const gateway = network.gateway.replace(/\./g, "\\.");
-    expect(await run(fetchCommand("http://own.test/"))).toMatch(new RegExp(`^STATUS 403 sbx egress: own\\.test:80 refused: it resolves only to non-public addresses \\(${gateway}: an address of this host`));
-    expect(await run(fetchCommand("http://mapped.test/"))).toMatch(new RegExp(`^STATUS 403 sbx egress: mapped\\.test:80 refused: it resolves only to non-public addresses \\(::ffff:${gateway}: an address of this host`));
+    expect(await run(fetchCommand("http://own.test/"))).toMatch(
+      new RegExp(`^STATUS 403 sbx egress: own\\.test:80 refused: it resolves only to non-public addresses \\(${gateway}: an address of this host`),
+    );
+    expect(await run(fetchCommand("http://mapped.test/"))).toMatch(
+      new RegExp(
+        `^STATUS 403 sbx egress: mapped\\.test:80 refused: it resolves only to non-public addresses \\(::ffff:${gateway}: an address of this host`,
+      ),
+    );
     expect(server.hits).toEqual([]);
     expect(denials.map((denial) => denial.host)).toEqual(["own.test", "mapped.test"]);
     expect(sandbox.audit().policies.network.enforcement).toContain("an address bound on one of this host's own interfaces (read at each connection)");
-    expect(sandbox.audit().policies.network.applied).toMatchObject({ resolver: "settings.egressResolver, called in the sbx process (answers checked like DNS)" });
+    expect(sandbox.audit().policies.network.applied).toMatchObject({
+      resolver: "settings.egressResolver, called in the sbx process (answers checked like DNS)",
+    });
   });
 
   it("an IP/CIDR entry covering the address is the explicit exception: the same name then reaches the server", async () => {

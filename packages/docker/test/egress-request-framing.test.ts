@@ -62,7 +62,14 @@ describe("egress proxy request framing (no engine needed)", () => {
   });
 
   it("chunked framing that does not parse exactly is an error", () => {
-    for (const text of ["3\nabc\r\n0\r\n\r\n", "zz\r\nabc\r\n", "3\r\nabcX\r\n", "0\r\nbad trailer\r\n\r\n", "0\r\nX: 1\n\r\n", `${"1".repeat(2000)}\r\n`]) {
+    for (const text of [
+      "3\nabc\r\n0\r\n\r\n",
+      "zz\r\nabc\r\n",
+      "3\r\nabcX\r\n",
+      "0\r\nbad trailer\r\n\r\n",
+      "0\r\nX: 1\n\r\n",
+      `${"1".repeat(2000)}\r\n`,
+    ]) {
       expect(() => bodyFramer({ kind: "chunked" }).push(Buffer.from(text)), JSON.stringify(text)).toThrow(BodyFramingError);
     }
   });

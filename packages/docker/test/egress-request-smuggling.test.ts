@@ -42,7 +42,10 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
     server = await startLenientServer();
     allowed = `allowed.test:${server.port}`;
     evil = `evil.test:${server.port}`;
-    sandbox = await createTestSandbox({ network: { egress: "deny", allow: [allowed] } }, { egressHosts: HOSTS, onEgressDenied: (denial: EgressDenial) => denials.push(denial) });
+    sandbox = await createTestSandbox(
+      { network: { egress: "deny", allow: [allowed] } },
+      { egressHosts: HOSTS, onEgressDenied: (denial: EgressDenial) => denials.push(denial) },
+    );
   }, 120_000);
   afterAll(async () => {
     await sandbox?.kill();
@@ -52,13 +55,17 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
   const attack = async (payload: string) => (await sandbox.commands.run(rawProxyCommand(payload), { timeoutMs: 30_000 })).stdout.trim().split("\n");
 
   it("a header line ending in a bare LF is refused with 400; the second request it hides never reaches the server", async () => {
-    const statuses = await attack(`GET http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nX-Pad: 1\n\nGET http://${evil}/ HTTP/1.1\nHost: ${evil}\r\n\r\n`);
+    const statuses = await attack(
+      `GET http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nX-Pad: 1\n\nGET http://${evil}/ HTTP/1.1\nHost: ${evil}\r\n\r\n`,
+    );
     expect(statuses).toEqual(["HTTP/1.1 400 Bad Request"]);
     expect(server.received()).not.toContain("evil.test");
   });
 
   it("a pipelined second request for another host is never forwarded: the first is answered, the connection then ends", async () => {
-    const statuses = await attack(`GET http://${allowed}/first HTTP/1.1\r\nHost: ${allowed}\r\n\r\nGET http://${evil}/second HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    const statuses = await attack(
+      `GET http://${allowed}/first HTTP/1.1\r\nHost: ${allowed}\r\n\r\nGET http://${evil}/second HTTP/1.1\r\nHost: ${evil}\r\n\r\n`,
+    );
     expect(statuses).toEqual(["HTTP/1.1 200 OK"]);
     expect(server.received()).toContain("GET /first HTTP/1.1");
     expect(server.received()).not.toContain("evil.test");
@@ -66,20 +73,26 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
 
   it("Content-Length together with Transfer-Encoding is refused with 400; nothing reaches the server", async () => {
     const before = server.received().length;
-    const statuses = await attack(`POST http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    const statuses = await attack(
+      `POST http://${allowed}/ HTTP/1.1\r\nHost: ${allowed}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`,
+    );
     expect(statuses).toEqual(["HTTP/1.1 400 Bad Request"]);
     expect(server.received().slice(before)).toBe("");
   });
 
   it("a chunked body is forwarded exactly to its last chunk; a request after it is not", async () => {
     const before = server.received().length;
-    const statuses = await attack(`POST http://${allowed}/chunked HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    const statuses = await attack(
+      `POST http://${allowed}/chunked HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`,
+    );
     expect(statuses).toEqual(["HTTP/1.1 200 OK"]);
     expect(server.received().slice(before)).toMatch(/^POST \/chunked HTTP\/1\.1\r\n[^]*\r\n\r\n3\r\nabc\r\n0\r\n\r\n$/);
   });
 
   it("a chunked body that does not frame exactly ends the connection; the request hidden behind it is not forwarded", async () => {
-    await attack(`POST http://${allowed}/bad-chunks HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`);
+    await attack(
+      `POST http://${allowed}/bad-chunks HTTP/1.1\r\nHost: ${allowed}\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\nGET http://${evil}/ HTTP/1.1\r\nHost: ${evil}\r\n\r\n`,
+    );
     expect(server.received()).not.toContain("evil.test");
     expect(denials.map((denial) => denial.reason)).toContainEqual(expect.stringMatching(/does not frame exactly \(a bare LF in the chunked body\)/));
   });
@@ -110,7 +123,13 @@ describeWithDocker("Docker egress allowlist: every request on a connection is ch
   }, 120_000);
 
   it("every smuggling attempt is reported as a refusal", () => {
-    expect(denials.map((denial) => denial.reason)).toEqual(expect.arrayContaining([expect.stringMatching(/bare LF/), expect.stringMatching(/Content-Length and Transfer-Encoding/), expect.stringMatching(/one request per connection/)]));
+    expect(denials.map((denial) => denial.reason)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/bare LF/),
+        expect.stringMatching(/Content-Length and Transfer-Encoding/),
+        expect.stringMatching(/one request per connection/),
+      ]),
+    );
     expect(server.received()).not.toContain("evil.test");
   });
 });

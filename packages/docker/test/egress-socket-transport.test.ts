@@ -30,7 +30,7 @@ except OSError as error:
 }
 
 const runtimes = Object.keys(((await docker.info().catch(() => ({}))) as { Runtimes?: Record<string, unknown> }).Runtimes ?? {});
-if (!runtimes.includes("runsc")) console.warn("\n[sbx] SKIPPING the gVisor egress fallback test: the engine has no \"runsc\" runtime.\n");
+if (!runtimes.includes("runsc")) console.warn('\n[sbx] SKIPPING the gVisor egress fallback test: the engine has no "runsc" runtime.\n');
 const itWithGvisor = runtimes.includes("runsc") ? it : it.skip;
 
 describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/0027)", () => {
@@ -77,10 +77,15 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
   it("a root sandbox cannot replace the socket (read-only mount), and connecting to it directly meets the same allowlist", async () => {
     await using rootSandbox = await createTestSandbox({ user: "root", network: { egress: "deny", allow: [allowed()] } }, { egressHosts: HOSTS });
     expect(rootSandbox.audit().policies.network.applied).toMatchObject({ proxy: { transport: "unix-socket" } });
-    const replace = await rootSandbox.commands.run(`rm -f ${SANDBOX_SOCKET_PATH}; touch ${SANDBOX_SOCKET_DIRECTORY}/other.sock; mv ${SANDBOX_SOCKET_PATH} /tmp/moved; ls ${SANDBOX_SOCKET_DIRECTORY}`, { timeoutMs: 30_000 });
+    const replace = await rootSandbox.commands.run(
+      `rm -f ${SANDBOX_SOCKET_PATH}; touch ${SANDBOX_SOCKET_DIRECTORY}/other.sock; mv ${SANDBOX_SOCKET_PATH} /tmp/moved; ls ${SANDBOX_SOCKET_DIRECTORY}`,
+      { timeoutMs: 30_000 },
+    );
     expect(replace.stderr.match(/Read-only file system/g)?.length).toBe(3);
     expect(replace.stdout.trim()).toBe("proxy.sock");
-    expect(await run(rootSandbox, connectToSocket(`GET http://other.test:${plain.port}/ HTTP/1.1\\r\\nHost: other.test:${plain.port}\\r\\n\\r\\n`))).toBe("HTTP/1.1 403 Forbidden");
+    expect(
+      await run(rootSandbox, connectToSocket(`GET http://other.test:${plain.port}/ HTTP/1.1\\r\\nHost: other.test:${plain.port}\\r\\n\\r\\n`)),
+    ).toBe("HTTP/1.1 403 Forbidden");
     expect(await run(rootSandbox, connectToSocket(`GET http://${allowed()}/ HTTP/1.1\\r\\nHost: ${allowed()}\\r\\n\\r\\n`))).toBe("HTTP/1.1 200 OK");
   });
 
@@ -95,7 +100,11 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
   it("a host that is SIGKILLed leaves its directory to the sweep, which removes it once the process is gone", async () => {
     // The child's temporary directory is this test's own, so no other process's sweep can race this one.
     const parent = mkdtempSync(join(tmpdir(), "sbx-egress-sweep-test-"));
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-allowlisted-and-hang.mjs", import.meta.url))], { cwd: fileURLToPath(new URL("..", import.meta.url)), stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, TMPDIR: parent } });
+    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-allowlisted-and-hang.mjs", import.meta.url))], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, TMPDIR: parent },
+    });
     let output = "";
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (text: string) => (output += text));
@@ -116,9 +125,14 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
     rmSync(parent, { recursive: true, force: true });
   });
 
-  it("forced to the exec stream (settings.egressTransport \"exec\"), the allowlist still holds and the audit says why", async () => {
-    await using execSandbox = await createTestSandbox({ network: { egress: "deny", allow: [allowed()] } }, { egressHosts: HOSTS, egressTransport: "exec" });
-    expect(execSandbox.audit().policies.network.applied).toMatchObject({ proxy: { transport: "exec-stream", transportFallbackReason: 'settings.egressTransport is "exec"' } });
+  it('forced to the exec stream (settings.egressTransport "exec"), the allowlist still holds and the audit says why', async () => {
+    await using execSandbox = await createTestSandbox(
+      { network: { egress: "deny", allow: [allowed()] } },
+      { egressHosts: HOSTS, egressTransport: "exec" },
+    );
+    expect(execSandbox.audit().policies.network.applied).toMatchObject({
+      proxy: { transport: "exec-stream", transportFallbackReason: 'settings.egressTransport is "exec"' },
+    });
     expect(await socketDirectoryOf(execSandbox.id)).toBeUndefined();
     expect(await run(execSandbox, fetchCommand(`http://${allowed()}/`))).toBe(`STATUS 200 sbx-ok ${allowed()}`);
     expect(await run(execSandbox, fetchCommand(`http://other.test:${plain.port}/`))).toMatch(/^STATUS 403 sbx egress: other\.test:\d+ refused/);
@@ -126,7 +140,9 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
 
   itWithGvisor("under gVisor (no host Unix sockets) the probe fails, and the exec stream enforces the same allowlist", async () => {
     await using gvisor = await createTestSandbox({ network: { egress: "deny", allow: [allowed()] } }, { egressHosts: HOSTS, runtime: "runsc" });
-    expect(gvisor.audit().policies.network.applied).toMatchObject({ proxy: { transport: "exec-stream", transportFallbackReason: expect.stringMatching(/^the sandbox cannot connect to the socket \(.+\)$/) } });
+    expect(gvisor.audit().policies.network.applied).toMatchObject({
+      proxy: { transport: "exec-stream", transportFallbackReason: expect.stringMatching(/^the sandbox cannot connect to the socket \(.+\)$/) },
+    });
     expect(await run(gvisor, fetchCommand(`http://${allowed()}/`))).toBe(`STATUS 200 sbx-ok ${allowed()}`);
     expect(await run(gvisor, fetchCommand(`http://other.test:${plain.port}/`))).toMatch(/^STATUS 403 sbx egress: other\.test:\d+ refused/);
   });
@@ -136,15 +152,38 @@ describeWithDocker("Docker egress allowlist over the Unix-socket transport (adr/
     // The mounted socket answers only its own token: a forwarder given another one fails the probe, as a runtime
     // without host Unix sockets (gVisor) or a VM between host and engine (Docker Desktop) would.
     const wrongToken = { ...socket, probeToken: "0".repeat(32) };
-    const container = await docker.createContainer({ Image: TEST_IMAGE, Entrypoint: ["sleep", "120"], Cmd: [], Labels: { "sbx.test": "1" }, HostConfig: { NetworkMode: "none", AutoRemove: true, Mounts: [socket.mount] } });
+    const container = await docker.createContainer({
+      Image: TEST_IMAGE,
+      Entrypoint: ["sleep", "120"],
+      Cmd: [],
+      Labels: { "sbx.test": "1" },
+      HostConfig: { NetworkMode: "none", AutoRemove: true, Mounts: [socket.mount] },
+    });
     try {
       await container.start();
-      const egress = await startSandboxEgress(container, { allow: [allowed()], ports: [80], hosts: HOSTS, networkMode: "none", sandboxId: container.id, notes: [], socket: wrongToken, socketUser: "0:0" });
+      const egress = await startSandboxEgress(container, {
+        allow: [allowed()],
+        ports: [80],
+        hosts: HOSTS,
+        networkMode: "none",
+        sandboxId: container.id,
+        notes: [],
+        socket: wrongToken,
+        socketUser: "0:0",
+      });
       try {
         expect(egress.transport).toBe("exec-stream");
-        expect(egress.record.applied).toMatchObject({ proxy: { transport: "exec-stream", transportFallbackReason: "the socket did not answer the probe" } });
+        expect(egress.record.applied).toMatchObject({
+          proxy: { transport: "exec-stream", transportFallbackReason: "the socket did not answer the probe" },
+        });
         expect(existsSync(socket.directory)).toBe(false);
-        const exec = await container.exec({ Cmd: ["sh", "-c", fetchCommand(`http://${allowed()}/`)], Env: Object.entries(egress.environment).map(([name, value]) => `${name}=${value}`), AttachStdout: true, AttachStderr: true, User: "10001:10001" });
+        const exec = await container.exec({
+          Cmd: ["sh", "-c", fetchCommand(`http://${allowed()}/`)],
+          Env: Object.entries(egress.environment).map(([name, value]) => `${name}=${value}`),
+          AttachStdout: true,
+          AttachStderr: true,
+          User: "10001:10001",
+        });
         const stream = await exec.start({ hijack: true, stdin: false });
         const chunks: Buffer[] = [];
         stream.on("data", (chunk: Buffer) => chunks.push(chunk));

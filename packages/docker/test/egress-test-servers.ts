@@ -15,22 +15,54 @@ export interface LoopbackServer {
 }
 
 /** Starts an HTTP (or, with `tls`, HTTPS) server on `address` (default 127.0.0.1) and `port` (default any) answering `sbx-ok <Host>`. */
-export async function startLoopbackServer(options: { address?: string; port?: number; tls?: { key: Buffer; cert: Buffer }; handler?: http.RequestListener } = {}): Promise<LoopbackServer> {
+export async function startLoopbackServer(
+  options: { address?: string; port?: number; tls?: { key: Buffer; cert: Buffer }; handler?: http.RequestListener } = {},
+): Promise<LoopbackServer> {
   const hits: string[] = [];
-  const handler: http.RequestListener = options.handler ?? ((request, response) => {
-    hits.push(request.headers.host ?? "");
-    response.end(`sbx-ok ${request.headers.host ?? ""}`);
-  });
+  const handler: http.RequestListener =
+    options.handler ??
+    ((request, response) => {
+      hits.push(request.headers.host ?? "");
+      response.end(`sbx-ok ${request.headers.host ?? ""}`);
+    });
   const server = options.tls ? https.createServer({ key: options.tls.key, cert: options.tls.cert }, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.address ?? "127.0.0.1", resolve));
-  return { port: (server.address() as AddressInfo).port, hits, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /** A self-signed certificate for `secure.test`, generated with openssl for this run. */
 export function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
   const directory = mkdtempSync(join(tmpdir(), "sbx-egress-cert-"));
   try {
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=secure.test", "-addext", "subjectAltName=DNS:secure.test", "-keyout", join(directory, "key.pem"), "-out", join(directory, "cert.pem")], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=secure.test",
+        "-addext",
+        "subjectAltName=DNS:secure.test",
+        "-keyout",
+        join(directory, "key.pem"),
+        "-out",
+        join(directory, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(join(directory, "key.pem")), cert: readFileSync(join(directory, "cert.pem")) };
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -92,9 +124,10 @@ export async function startLenientServer(): Promise<LenientServer> {
   return {
     port: (server.address() as AddressInfo).port,
     received: () => chunks.join(""),
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

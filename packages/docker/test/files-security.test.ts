@@ -18,7 +18,19 @@ describeWithDocker("files: malicious paths and symlinks against the real engine"
     await rm(hostDirectory, { recursive: true, force: true });
   });
 
-  const maliciousPaths = ["../x", "/etc/x", "a/../../x", "/workspace/../etc/passwd", "x\0y", "a/../../../../tmp/x", "/tmp/x", "/", "..", "a/" + "b".repeat(5000), "/proc/self/root/etc/passwd"];
+  const maliciousPaths = [
+    "../x",
+    "/etc/x",
+    "a/../../x",
+    "/workspace/../etc/passwd",
+    "x\0y",
+    "a/../../../../tmp/x",
+    "/tmp/x",
+    "/",
+    "..",
+    "a/" + "b".repeat(5000),
+    "/proc/self/root/etc/passwd",
+  ];
   for (const path of maliciousPaths) {
     it(`upload to ${JSON.stringify(path.slice(0, 40))} is refused before anything reaches Docker`, async () => {
       const error = await sandbox.files.write(path, "evil").catch((caught: unknown) => caught);
@@ -28,7 +40,11 @@ describeWithDocker("files: malicious paths and symlinks against the real engine"
   }
 
   it("downloading a symlink to a container file, to a host-looking path or to /dev/zero is refused (escapes-workspace, ADR 0020)", async () => {
-    await sandbox.commands.run("ln -s /etc/passwd passwd-link; ln -s " + JSON.stringify(join(hostDirectory, "marker")) + " host-link; ln -s /dev/zero zero-link; ln -s ../../etc rel-link");
+    await sandbox.commands.run(
+      "ln -s /etc/passwd passwd-link; ln -s " +
+        JSON.stringify(join(hostDirectory, "marker")) +
+        " host-link; ln -s /dev/zero zero-link; ln -s ../../etc rel-link",
+    );
     for (const name of ["passwd-link", "host-link", "zero-link", "rel-link"]) {
       const target = join(hostDirectory, `${name}.out`);
       const error = await sandbox.files.download(name, target).catch((caught: unknown) => caught);

@@ -3,7 +3,10 @@ import { createTestSandbox, describeWithDocker, docker } from "./docker-test-env
 
 const info = await docker.info().catch(() => ({ Runtimes: {} }));
 const hasRunsc = Object.keys((info as { Runtimes?: Record<string, unknown> }).Runtimes ?? {}).includes("runsc");
-if (!hasRunsc) console.warn("\n[sbx] SKIPPING the gVisor test: the engine has no \"runsc\" runtime (apt-get install runsc; register it in /etc/docker/daemon.json with runtimeArgs [\"--network=none\"]; reload the engine).\n");
+if (!hasRunsc)
+  console.warn(
+    '\n[sbx] SKIPPING the gVisor test: the engine has no "runsc" runtime (apt-get install runsc; register it in /etc/docker/daemon.json with runtimeArgs ["--network=none"]; reload the engine).\n',
+  );
 const describeGvisor = hasRunsc ? describeWithDocker : describeWithDocker.skip;
 
 describeGvisor("gVisor (runsc) runtime", () => {
@@ -21,6 +24,9 @@ describeGvisor("gVisor (runsc) runtime", () => {
 
 describeWithDocker("runtime setting", () => {
   it("an unknown runtime is named in the error and nothing is created", async () => {
-    await expect(createTestSandbox({}, { runtime: "sbx-no-such-runtime" })).rejects.toMatchObject({ code: "SBX_INVALID_ARGUMENT", field: "settings.runtime" });
+    await expect(createTestSandbox({}, { runtime: "sbx-no-such-runtime" })).rejects.toMatchObject({
+      code: "SBX_INVALID_ARGUMENT",
+      field: "settings.runtime",
+    });
   });
 });

@@ -40,7 +40,9 @@ describeWithDocker("hardened defaults, read back from the engine", () => {
   });
 
   it("inside: no capabilities, no-new-privileges, seccomp on, unprivileged user, read-only root, tmpfs /tmp, cgroup limits", async () => {
-    const result = await sandbox.commands.run("grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; id -u; touch /rootfs-write 2>/dev/null && echo rootfs-writable || echo rootfs-readonly; touch /tmp/x && echo tmp-ok; cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null");
+    const result = await sandbox.commands.run(
+      "grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; id -u; touch /rootfs-write 2>/dev/null && echo rootfs-writable || echo rootfs-readonly; touch /tmp/x && echo tmp-ok; cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null",
+    );
     expect(result.stdout).toMatch(/CapEff:\s+0000000000000000/);
     expect(result.stdout).toMatch(/NoNewPrivs:\s+1/);
     expect(result.stdout).toMatch(/Seccomp:\s+2/);
@@ -104,7 +106,8 @@ describeWithDocker("users, limits and settings", () => {
   });
 
   it("the docker:// target overrides settings.image, and docker() is the provider factory", async () => {
-    await using sandbox = await createSandbox(dockerAlias({ image: "does-not-exist/never:1", pull: false }), {}).catch(() => undefined) as Sandbox | undefined;
+    await using sandbox = (await createSandbox(dockerAlias({ image: "does-not-exist/never:1", pull: false }), {}).catch(() => undefined)) as
+      Sandbox | undefined;
     expect(sandbox).toBeUndefined();
     await using fromTarget = await createSandbox(`docker://${TEST_IMAGE}`, { settings: { image: "does-not-exist/never:1", pull: false } });
     const inspect = await docker.getContainer(fromTarget.id).inspect();
@@ -112,7 +115,12 @@ describeWithDocker("users, limits and settings", () => {
   });
 
   it("settings are validated and a bad field is named", () => {
-    for (const [settings, field] of [[{ bridgeNetwrk: "x" }, "settings.bridgeNetwrk"], [{ user: "nobody" }, "settings.user"], [{ image: "" }, "settings.image"], [{ host: "ftp://x" }, "settings.host"]] as const) {
+    for (const [settings, field] of [
+      [{ bridgeNetwrk: "x" }, "settings.bridgeNetwrk"],
+      [{ user: "nobody" }, "settings.user"],
+      [{ image: "" }, "settings.image"],
+      [{ host: "ftp://x" }, "settings.host"],
+    ] as const) {
       try {
         createSandboxProvider(settings as Record<string, unknown>);
         expect.fail("no error");
@@ -125,13 +133,19 @@ describeWithDocker("users, limits and settings", () => {
 
   it("a missing bridge network is an invalid setting, and nothing is left behind", async () => {
     const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
-    await expect(createTestSandbox({ network: { egress: "allow" } }, { bridgeNetwork: "sbx-no-such-network" })).rejects.toMatchObject({ code: "SBX_INVALID_ARGUMENT", field: "settings.bridgeNetwork" });
+    await expect(createTestSandbox({ network: { egress: "allow" } }, { bridgeNetwork: "sbx-no-such-network" })).rejects.toMatchObject({
+      code: "SBX_INVALID_ARGUMENT",
+      field: "settings.bridgeNetwork",
+    });
     expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
   });
 
   it("an invalid allowlist entry is refused before anything is created", async () => {
     const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
-    await expect(createTestSandbox({ network: { egress: "deny", allow: ["pypi.org:99999"] } })).rejects.toMatchObject({ code: "SBX_INVALID_ARGUMENT", field: "network.allow" });
+    await expect(createTestSandbox({ network: { egress: "deny", allow: ["pypi.org:99999"] } })).rejects.toMatchObject({
+      code: "SBX_INVALID_ARGUMENT",
+      field: "network.allow",
+    });
     expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
   });
 });
@@ -150,11 +164,38 @@ it("an unreachable engine: detect() says why without throwing; create raises Bac
 });
 
 it("a policy the engine reports differently fails closed with PolicyNotEnforcedError", () => {
-  const policy = requestedPolicy("img", { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} }, parseDockerSettings({}));
+  const policy = requestedPolicy(
+    "img",
+    {
+      network: { egress: "deny" },
+      timeoutMs: 60_000,
+      env: {},
+      secrets: {},
+      metadata: {},
+      mounts: [],
+      user: "default",
+      allowFake: false,
+      settings: {},
+    },
+    parseDockerSettings({}),
+  );
   const inspect = {
     Config: { User: "0:0" },
     Mounts: [{ Destination: "/workspace", Type: "volume", RW: true }],
-    HostConfig: { NetworkMode: "none", CapDrop: ["ALL"], CapAdd: ["KILL"], SecurityOpt: ["no-new-privileges:true"], Privileged: false, PidsLimit: 0, Memory: 512 * 1024 * 1024, MemorySwap: -1, NanoCpus: 1e9, Init: true, ReadonlyRootfs: true, LogConfig: { Type: "none" } },
+    HostConfig: {
+      NetworkMode: "none",
+      CapDrop: ["ALL"],
+      CapAdd: ["KILL"],
+      SecurityOpt: ["no-new-privileges:true"],
+      Privileged: false,
+      PidsLimit: 0,
+      Memory: 512 * 1024 * 1024,
+      MemorySwap: -1,
+      NanoCpus: 1e9,
+      Init: true,
+      ReadonlyRootfs: true,
+      LogConfig: { Type: "none" },
+    },
   } as never;
   const mismatches = findMismatches(policy, inspect);
   expect(mismatches.map((mismatch) => mismatch.policy)).toEqual(["limits.pids", "limits.memorySwap"]);

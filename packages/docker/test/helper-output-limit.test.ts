@@ -12,11 +12,14 @@ const LIMIT_BYTES = 64 * 1024;
 describeWithDocker("Docker helper execs: output past the limit is an error, never a cut answer", () => {
   it("files.list of a directory whose listing is over the helper limit fails naming the limit; under it the listing is whole", async () => {
     await using sandbox = await createTestSandbox();
-    const made = await sandbox.commands.run(`python3 -c 'import os
+    const made = await sandbox.commands.run(
+      `python3 -c 'import os
 os.makedirs("/workspace/many")
 for index in range(${FILE_COUNT}):
     open("/workspace/many/%05d-%s" % (index, "x" * 194), "w").close()
-print(len(os.listdir("/workspace/many")))'`, { timeoutMs: 60_000 });
+print(len(os.listdir("/workspace/many")))'`,
+      { timeoutMs: 60_000 },
+    );
     expect(made.stdout.trim()).toBe(String(FILE_COUNT));
     const container = dockerContainer(sandbox);
     const limited = sandboxFiles(container, "10001:10001", "/workspace", { maxOutputBytes: LIMIT_BYTES });
@@ -35,18 +38,25 @@ print(len(os.listdir("/workspace/many")))'`, { timeoutMs: 60_000 });
   it("runArgv: `ls` of the same kind of directory past the limit rejects; exactly at the limit it resolves whole", async () => {
     await using sandbox = await createTestSandbox();
     const container = dockerContainer(sandbox);
-    await sandbox.commands.run("mkdir /workspace/d && cd /workspace/d && for i in $(seq 1 100); do : > \"$(printf '%099d' $i)\"; done", { timeoutMs: 60_000 });
+    await sandbox.commands.run("mkdir /workspace/d && cd /workspace/d && for i in $(seq 1 100); do : > \"$(printf '%099d' $i)\"; done", {
+      timeoutMs: 60_000,
+    });
     // 100 names of 99 bytes plus a newline each: exactly 10,000 bytes.
     const whole = await runArgv(container, ["ls", "-1", "/workspace/d"], { user: "10001:10001", maxOutputBytes: 10_000 });
     expect(whole.stdout.byteLength).toBe(10_000);
-    await expect(runArgv(container, ["ls", "-1", "/workspace/d"], { user: "10001:10001", maxOutputBytes: 9_999 })).rejects.toMatchObject({ code: "SBX_PROVIDER", limitBytes: 9_999 });
+    await expect(runArgv(container, ["ls", "-1", "/workspace/d"], { user: "10001:10001", maxOutputBytes: 9_999 })).rejects.toMatchObject({
+      code: "SBX_PROVIDER",
+      limitBytes: 9_999,
+    });
   }, 120_000);
 
   it("the default limit is 64 MiB, measured: one byte over it rejects, exactly 64 MiB resolves whole", async () => {
     await using sandbox = await createTestSandbox();
     const container = dockerContainer(sandbox);
     expect(HELPER_OUTPUT_LIMIT_BYTES).toBe(64 * 1024 * 1024);
-    await expect(runArgv(container, ["head", "-c", String(HELPER_OUTPUT_LIMIT_BYTES + 1), "/dev/zero"], { user: "10001:10001" })).rejects.toMatchObject({ code: "SBX_PROVIDER", limitBytes: HELPER_OUTPUT_LIMIT_BYTES });
+    await expect(
+      runArgv(container, ["head", "-c", String(HELPER_OUTPUT_LIMIT_BYTES + 1), "/dev/zero"], { user: "10001:10001" }),
+    ).rejects.toMatchObject({ code: "SBX_PROVIDER", limitBytes: HELPER_OUTPUT_LIMIT_BYTES });
     const whole = await runArgv(container, ["head", "-c", String(HELPER_OUTPUT_LIMIT_BYTES), "/dev/zero"], { user: "10001:10001" });
     expect([whole.exitCode, whole.stdout.byteLength]).toEqual([0, HELPER_OUTPUT_LIMIT_BYTES]);
   }, 120_000);

@@ -53,7 +53,9 @@ describeWithDocker("host memory stays bounded against a flooding sandbox", () =>
   it("runCode printing 1 GiB: the host keeps the 16 MiB cap and grows by less than 64 MiB", async () => {
     let execution: Awaited<ReturnType<Sandbox["runCode"]>> | undefined;
     const measured = await rssGrowthDuring(async () => {
-      execution = await sandbox.runCode("import sys\nblock = 'x' * 1048576\nfor _ in range(1024):\n    sys.stdout.write(block)\nsys.stdout.flush()\n");
+      execution = await sandbox.runCode(
+        "import sys\nblock = 'x' * 1048576\nfor _ in range(1024):\n    sys.stdout.write(block)\nsys.stdout.flush()\n",
+      );
     });
     report("runCode 1 GiB flood", measured);
     expect(execution!.truncated.stdout).toBe(true);

@@ -50,7 +50,10 @@ describeWithDocker("verified kills: a foreground fork bomb at the pids limit", (
     await expect(bombed.commands.run("b() { b | b & }; b; exec sleep 60", { timeoutMs: 3000 })).rejects.toMatchObject({ code: "SBX_TIMEOUT" });
     const after = await bombed.commands.run("cat /sys/fs/cgroup/pids/pids.current; ps -e --no-headers | wc -l").catch((error: unknown) => error);
     if (isSbxError(after, "SBX_SANDBOX_NOT_FOUND")) return; // Reported lost: the documented alternative.
-    const [current, running] = (after as { stdout: string }).stdout.trim().split("\n").map((line) => Number(line.trim()));
+    const [current, running] = (after as { stdout: string }).stdout
+      .trim()
+      .split("\n")
+      .map((line) => Number(line.trim()));
     // Init and the deadline (5), the sandbox agent and its zygote when commands go through it (2), this command (3-4).
     expect(current).toBeLessThan(12);
     expect(running).toBeLessThan(12);

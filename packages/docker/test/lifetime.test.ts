@@ -16,7 +16,7 @@ describeWithDocker("a lifetime the sandbox cannot reach", () => {
     const created = Date.now();
     const attack = [
       "for p in $(ps -eo pid= -o user= | awk '$2 == \"root\" { print $1 }'); do",
-      "  kill -STOP $p 2>/dev/null && echo \"stop: done $p\" || echo \"stop: refused $p\"; kill -KILL $p 2>/dev/null && echo \"kill: done $p\" || echo \"kill: refused $p\"",
+      '  kill -STOP $p 2>/dev/null && echo "stop: done $p" || echo "stop: refused $p"; kill -KILL $p 2>/dev/null && echo "kill: done $p" || echo "kill: refused $p"',
       "done",
       `python3 - <<'PY'
 import ctypes, os
@@ -47,7 +47,8 @@ PY`,
     const ptraceLines = result.stdout.split("\n").filter((line) => line.startsWith("ptrace"));
     expect(ptraceLines.length).toBeGreaterThanOrEqual(3);
     for (const line of ptraceLines) expect(line).toMatch(/ -1 Operation not permitted$/);
-    for (const line of result.stdout.split("\n").filter((entry) => entry.startsWith("mem"))) expect(line).toMatch(/Permission denied|No such process/);
+    for (const line of result.stdout.split("\n").filter((entry) => entry.startsWith("mem")))
+      expect(line).toMatch(/Permission denied|No such process/);
     const refusals = `${result.stdout}\n${result.stderr}`.split("\n").filter((line) => /^(stop|kill):/.test(line));
     expect(refusals.length).toBeGreaterThanOrEqual(6);
     for (const line of refusals) expect(line).toMatch(/^(stop|kill): refused \d+$/);

@@ -30,9 +30,15 @@ describeWithDocker("a sandbox whose container vanishes is SandboxNotFoundError f
     const running = sandbox.commands.run("sleep 30");
     // Handled from the start: the engine answers a SIGKILL only once the container stopped, so the command may fail
     // before the kill call below returns; a rejection with no handler yet is an unhandled rejection (adr/0034).
-    const outcome = running.then(() => "resolved", (error: unknown) => error);
+    const outcome = running.then(
+      () => "resolved",
+      (error: unknown) => error,
+    );
     await new Promise((resolve) => setTimeout(resolve, 700));
-    await docker.getContainer(sandbox.id).kill().catch(() => {});
+    await docker
+      .getContainer(sandbox.id)
+      .kill()
+      .catch(() => {});
     expect(await outcome).toMatchObject({ code: "SBX_SANDBOX_NOT_FOUND" });
     await sandbox.kill();
   });

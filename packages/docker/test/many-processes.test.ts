@@ -30,16 +30,20 @@ describeWithDocker("many background commands (adr/0030)", () => {
       handles.push(...(await Promise.all(Array.from({ length: 32 }, () => sandbox.commands.start("sleep 600")))));
     }
     expect(handles.length).toBe(COMMANDS);
-    expect(sandbox.audit().policies.processes).toEqual({ requested: { maxLiveProcesses: COMMANDS + 10 }, applied: { maxLiveProcesses: COMMANDS + 10 }, enforcement: expect.stringContaining("TooManyProcessesError") });
+    expect(sandbox.audit().policies.processes).toEqual({
+      requested: { maxLiveProcesses: COMMANDS + 10 },
+      applied: { maxLiveProcesses: COMMANDS + 10 },
+      enforcement: expect.stringContaining("TooManyProcessesError"),
+    });
     const during = openDescriptors();
     await sandbox.kill();
-    const outcomes = await Promise.race([
-      Promise.allSettled(handles.map((handle) => handle.wait())),
-      delay(30_000).then(() => "unsettled" as const),
-    ]);
+    const outcomes = await Promise.race([Promise.allSettled(handles.map((handle) => handle.wait())), delay(30_000).then(() => "unsettled" as const)]);
     expect(outcomes, "every handle settles once its sandbox is killed").not.toBe("unsettled");
     const after = await descriptorsSettle(baseline, 10, 20_000);
-    expect({ during: during > baseline, after: after - baseline <= 10 }, `descriptors: baseline ${baseline}, with ${COMMANDS} commands ${during}, after kill() ${after}`).toEqual({ during: true, after: true });
+    expect(
+      { during: during > baseline, after: after - baseline <= 10 },
+      `descriptors: baseline ${baseline}, with ${COMMANDS} commands ${during}, after kill() ${after}`,
+    ).toEqual({ during: true, after: true });
   }, 150_000);
 
   it("a command past maxLiveProcesses is refused with TooManyProcessesError (not retryable), and a finished command frees its slot", async () => {
@@ -47,12 +51,18 @@ describeWithDocker("many background commands (adr/0030)", () => {
     const first = await sandbox.commands.start("sleep 600");
     await sandbox.commands.start("sleep 600");
     await sandbox.commands.start("sleep 600");
-    const refused = await sandbox.commands.start("echo refused > refused.txt").then(() => undefined, (error: unknown) => error);
+    const refused = await sandbox.commands.start("echo refused > refused.txt").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(isSbxError(refused, "SBX_TOO_MANY_PROCESSES")).toBe(true);
     expect(refused).toMatchObject({ name: "TooManyProcessesError", retryable: false, limit: 3 });
     expect((refused as Error).message).toMatch(/3 live/);
     expect((refused as Error).message).toContain("maxLiveProcesses");
-    const refusedRun = await sandbox.commands.run("echo refused").then(() => undefined, (error: unknown) => error);
+    const refusedRun = await sandbox.commands.run("echo refused").then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(isSbxError(refusedRun, "SBX_TOO_MANY_PROCESSES")).toBe(true);
     await first.kill();
     await first.wait().catch(() => undefined);

@@ -12,7 +12,12 @@ describeWithDocker("a git worktree mounted from the host", () => {
     root = mkdtempSync(join(tmpdir(), "sbx-worktree-"));
     const repository = join(root, "repo");
     worktree = join(root, "feature");
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: root, stdio: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+    const git = (...args: string[]) =>
+      execFileSync("git", args, {
+        cwd: root,
+        stdio: "pipe",
+        env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+      });
     git("init", "-q", repository);
     writeFileSync(join(repository, "README.md"), "hello from the repo\n");
     git("-C", repository, "add", "README.md");

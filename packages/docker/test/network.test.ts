@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { dockerServersFixture, removeDockerNetwork } from "../../../contract-tests/fixtures/docker-servers.js";
 import { createTestSandbox, describeWithDocker, TEST_IMAGE } from "./docker-test-environment.js";
 
-const probe = (url: string) => `python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())' ${url}`;
+const probe = (url: string) =>
+  `python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=3).read().decode())' ${url}`;
 
 describeWithDocker("egress, proven against a server container on a network the test created", () => {
   const fixture = dockerServersFixture({ image: TEST_IMAGE });

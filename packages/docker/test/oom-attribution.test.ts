@@ -7,7 +7,7 @@ import { createTestSandbox, describeWithDocker } from "./docker-test-environment
 // be reported as killed for memory. The engine offers nothing that names the victim, so a grown counter is "unknown".
 
 /** A hog that the OOM killer ends (another process of the sandbox), then the command's own shell SIGKILLs itself. */
-const SELF_KILL_AFTER_SOMEONE_ELSES_OOM = "python3 -c \"x = bytearray(512 * 1024 * 1024)\"; echo hog=$?; kill -9 $$";
+const SELF_KILL_AFTER_SOMEONE_ELSES_OOM = 'python3 -c "x = bytearray(512 * 1024 * 1024)"; echo hog=$?; kill -9 $$';
 
 describeWithDocker("out-of-memory attribution (adr/0030)", () => {
   for (const agentCommands of ["off", "start"] as const) {

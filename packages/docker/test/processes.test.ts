@@ -13,10 +13,16 @@ function frame(stream: number, payload: string): Buffer {
 
 it("the demuxer keeps streams apart, in order, with headers split across reads and trailing bytes kept", () => {
   const events: string[] = [];
-  const demuxer = new StreamDemuxer((chunk) => events.push(`out:${Buffer.from(chunk).toString()}`), (chunk) => events.push(`err:${Buffer.from(chunk).toString()}`));
+  const demuxer = new StreamDemuxer(
+    (chunk) => events.push(`out:${Buffer.from(chunk).toString()}`),
+    (chunk) => events.push(`err:${Buffer.from(chunk).toString()}`),
+  );
   const wire = Buffer.concat([frame(1, "one"), frame(2, "two"), frame(1, ""), frame(1, "three-no-newline")]);
   for (let index = 0; index < wire.length; index += 3) demuxer.push(wire.subarray(index, index + 3));
-  const joined = events.join("|").replace(/\|out:/g, "\u0000out:").replace(/\|err:/g, "\u0000err:");
+  const joined = events
+    .join("|")
+    .replace(/\|out:/g, "\u0000out:")
+    .replace(/\|err:/g, "\u0000err:");
   const merged: string[] = [];
   for (const event of joined.split("\u0000")) {
     const last = merged[merged.length - 1];
@@ -54,7 +60,9 @@ describeWithDocker("processes", () => {
 
   it("a timeout kills a double-forked child that called setsid again (no process left, checked with ps)", async () => {
     const started = Date.now();
-    await expect(sandbox.commands.run("(setsid sh -c 'sleep 997 & sleep 998' &) ; (sh -c 'sleep 996 &' &); sleep 999", { timeoutMs: 1500 })).rejects.toMatchObject({ code: "SBX_TIMEOUT", killed: true });
+    await expect(
+      sandbox.commands.run("(setsid sh -c 'sleep 997 & sleep 998' &) ; (sh -c 'sleep 996 &' &); sleep 999", { timeoutMs: 1500 }),
+    ).rejects.toMatchObject({ code: "SBX_TIMEOUT", killed: true });
     expect(Date.now() - started).toBeLessThan(10_000);
     const processes = await sandbox.commands.run("ps -eo pid,pgid,sid,args");
     expect(processes.stdout).not.toMatch(/sleep 99[6-9]/);
@@ -83,7 +91,7 @@ describeWithDocker("processes", () => {
 
   it("an out-of-memory kill is exit 137 with outOfMemoryKilled unknown (null: the victim cannot be named, adr/0030), and the sandbox stays usable", async () => {
     await using small = await createTestSandbox({ limits: { memoryMiB: 64 } });
-    const result = await small.commands.run("python3 -c \"x = bytearray(256 * 1024 * 1024); print(len(x))\"");
+    const result = await small.commands.run('python3 -c "x = bytearray(256 * 1024 * 1024); print(len(x))"');
     expect(result.exitCode).toBe(137);
     expect(result.outOfMemoryKilled).toBeNull();
     const after = await small.commands.run("echo alive");
@@ -101,7 +109,10 @@ describeWithDocker("processes", () => {
     await docker.ping();
     expect(Date.now() - pingStarted).toBeLessThan(5000);
     const count = await bombed.commands.run("cat /sys/fs/cgroup/pids/pids.max; ps -e --no-headers | wc -l");
-    const [max, running] = count.stdout.trim().split("\n").map((line) => line.trim());
+    const [max, running] = count.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.trim());
     expect(max).toBe("64");
     // Init and the deadline (5), the sandbox agent and its zygote when commands go through it (2), this command (3-4).
     expect(Number(running)).toBeLessThan(12);

@@ -10,7 +10,8 @@ import { describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environmen
 const REGISTRY = "127.0.0.1:5000";
 const REMOTE_IMAGE = `${REGISTRY}/sbx-test/python:3.11`;
 const registryBinary = ["/usr/bin/docker-registry", "/usr/sbin/docker-registry"].find((path) => existsSync(path));
-if (!registryBinary) console.warn("\n[sbx] SKIPPING the image pull test: Debian's docker-registry is not installed (apt-get install -y docker-registry).\n");
+if (!registryBinary)
+  console.warn("\n[sbx] SKIPPING the image pull test: Debian's docker-registry is not installed (apt-get install -y docker-registry).\n");
 const describePull = registryBinary ? describeWithDocker : describeWithDocker.skip;
 
 describePull("pulling a missing image from a real registry on loopback", () => {
@@ -22,7 +23,10 @@ describePull("pulling a missing image from a real registry on loopback", () => {
     writeFileSync(config, `version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: ${join(directory, "data")}\nhttp:\n  addr: ${REGISTRY}\n`);
     registry = spawn(registryBinary!, ["serve", config], { stdio: "ignore" });
     for (let attempt = 0; ; attempt++) {
-      const ready = await fetch(`http://${REGISTRY}/v2/`).then((response) => response.ok, () => false);
+      const ready = await fetch(`http://${REGISTRY}/v2/`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (ready) break;
       if (attempt > 100) throw new Error("the registry did not start on 127.0.0.1:5000");
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -30,7 +34,11 @@ describePull("pulling a missing image from a real registry on loopback", () => {
     // The test image plus one small layer of its own, so the pull has a layer to download (the base layer is
     // already local and the engine rightly skips it).
     const builder = `sbx-pull-layer-${process.pid}`;
-    execFileSync("docker", ["run", "--name", builder, "--network", "none", "--entrypoint", "sh", TEST_IMAGE, "-c", "head -c 2000000 /dev/urandom > /pull-layer.bin"], { stdio: "pipe" });
+    execFileSync(
+      "docker",
+      ["run", "--name", builder, "--network", "none", "--entrypoint", "sh", TEST_IMAGE, "-c", "head -c 2000000 /dev/urandom > /pull-layer.bin"],
+      { stdio: "pipe" },
+    );
     execFileSync("docker", ["commit", builder, REMOTE_IMAGE], { stdio: "pipe" });
     execFileSync("docker", ["rm", "-f", builder], { stdio: "pipe" });
     execFileSync("docker", ["push", REMOTE_IMAGE], { stdio: "pipe" });
@@ -38,14 +46,19 @@ describePull("pulling a missing image from a real registry on loopback", () => {
   }, 180_000);
   afterAll(async () => {
     registry?.kill("SIGTERM");
-    await docker.getImage(REMOTE_IMAGE).remove({ force: true }).catch(() => {});
+    await docker
+      .getImage(REMOTE_IMAGE)
+      .remove({ force: true })
+      .catch(() => {});
     rmSync(directory, { recursive: true, force: true });
   });
 
   it("the engine pulls it host-side, progress events reach the caller, and the sandbox runs", async () => {
     await expect(docker.getImage(REMOTE_IMAGE).inspect()).rejects.toBeDefined();
     const events: PullProgressEvent[] = [];
-    await using sandbox = await createSandbox(`docker://${REMOTE_IMAGE}`, { settings: { onPullProgress: (event: PullProgressEvent) => events.push(event) } });
+    await using sandbox = await createSandbox(`docker://${REMOTE_IMAGE}`, {
+      settings: { onPullProgress: (event: PullProgressEvent) => events.push(event) },
+    });
     expect((await sandbox.commands.run("echo pulled")).stdout).toBe("pulled\n");
     const statuses = events.map((event) => event.status);
     expect(statuses.some((status) => /Pulling from/.test(status))).toBe(true);
@@ -55,7 +68,9 @@ describePull("pulling a missing image from a real registry on loopback", () => {
   });
 
   it("a missing image with pull disabled is a typed error and leaves nothing behind", async () => {
-    await expect(createSandbox(`docker://${REGISTRY}/sbx-test/absent:1`, { settings: { pull: false } })).rejects.toMatchObject({ code: "SBX_PROVIDER" });
+    await expect(createSandbox(`docker://${REGISTRY}/sbx-test/absent:1`, { settings: { pull: false } })).rejects.toMatchObject({
+      code: "SBX_PROVIDER",
+    });
     await expect(createSandbox(`docker://${REGISTRY}/sbx-test/absent:1`)).rejects.toMatchObject({ code: "SBX_PROVIDER" });
   });
 });

@@ -45,7 +45,11 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as wheel:
 }
 
 /** A PEP 503 simple index on the host's loopback serving one wheel; `requests` lists the paths asked for. */
-export async function startSimpleIndex(wheel: { name: string; bytes: Buffer; sha256: string }): Promise<{ port: number; requests: string[]; close(): Promise<void> }> {
+export async function startSimpleIndex(wheel: {
+  name: string;
+  bytes: Buffer;
+  sha256: string;
+}): Promise<{ port: number; requests: string[]; close(): Promise<void> }> {
   const requests: string[] = [];
   const server = http.createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0]!;
@@ -62,5 +66,13 @@ export async function startSimpleIndex(wheel: { name: string; bytes: Buffer; sha
     }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { port: (server.address() as AddressInfo).port, requests, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

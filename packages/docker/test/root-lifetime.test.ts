@@ -71,7 +71,10 @@ describeWithDocker("a root sandbox cannot stop its own lifetime (ADR 0033)", () 
       expect(seenGone).not.toBeNull();
     } finally {
       child.kill("SIGKILL");
-      await docker.getContainer(report.id).remove({ force: true, v: true }).catch(() => undefined);
+      await docker
+        .getContainer(report.id)
+        .remove({ force: true, v: true })
+        .catch(() => undefined);
     }
   });
 
@@ -89,7 +92,10 @@ describeWithDocker("a root sandbox cannot stop its own lifetime (ADR 0033)", () 
       expect(seenGone).not.toBeNull();
     } finally {
       child.kill("SIGKILL");
-      await docker.getContainer(report.id).remove({ force: true, v: true }).catch(() => undefined);
+      await docker
+        .getContainer(report.id)
+        .remove({ force: true, v: true })
+        .catch(() => undefined);
     }
   });
 });

@@ -6,8 +6,23 @@ import { createTestSandbox, describeWithDocker, docker, TEST_IMAGE } from "./doc
 const NO_PYTHON_IMAGE = "sbx-test/no-python:agent";
 
 async function ensureNoPythonImage(): Promise<void> {
-  if (await docker.getImage(NO_PYTHON_IMAGE).inspect().then(() => true, () => false)) return;
-  const container = await docker.createContainer({ Image: TEST_IMAGE, Entrypoint: ["sh", "-c", "rm -f /usr/bin/python3 /usr/bin/python3.*"], Cmd: [], User: "0:0", Labels: { "sbx.test": "agent-no-python" } });
+  if (
+    await docker
+      .getImage(NO_PYTHON_IMAGE)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      )
+  )
+    return;
+  const container = await docker.createContainer({
+    Image: TEST_IMAGE,
+    Entrypoint: ["sh", "-c", "rm -f /usr/bin/python3 /usr/bin/python3.*"],
+    Cmd: [],
+    User: "0:0",
+    Labels: { "sbx.test": "agent-no-python" },
+  });
   try {
     await container.start();
     await container.wait();
@@ -90,7 +105,9 @@ describeWithDocker("the sbx sandbox agent on Docker: threat model (attacks from 
     expect(Object.keys(outcome).length).toBe(family.length - 1);
     for (const access of Object.values(outcome)) expect(access).toEqual({ ptrace: false, mem: false, environ: false, stdout: false, stdin: false });
     // The same attack as a plain command (outside any interpreter) gets no further.
-    const asCommand = await sandbox.commands.run(`for p in ${family.join(" ")}; do cat /proc/$p/environ >/dev/null 2>&1 && echo readable $p; done; echo end`);
+    const asCommand = await sandbox.commands.run(
+      `for p in ${family.join(" ")}; do cat /proc/$p/environ >/dev/null 2>&1 && echo readable $p; done; echo end`,
+    );
     expect(asCommand.stdout).toBe("end\n");
     expect((await sandbox.runCode("secret", { contextId: victim.id })).results?.[0]?.data["text/plain"]).toBe("'sbx-victim-secret'");
   });
@@ -142,12 +159,18 @@ describeWithDocker("the sbx sandbox agent on Docker: threat model (attacks from 
     const context = await sandbox.createCodeContext();
     await sandbox.runCode("x = 1", { contextId: context.id });
     const [agent] = await agentPids(sandbox);
-    const inFlight = sandbox.runCode("import time\ntime.sleep(60)", { contextId: context.id }).then(() => undefined, (error: unknown) => error);
+    const inFlight = sandbox.runCode("import time\ntime.sleep(60)", { contextId: context.id }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     await sandbox.commands.run(`kill -9 ${agent}`);
     const error = await inFlight;
     expect(isSbxError(error, "SBX_INTERPRETER_LOST")).toBe(true);
     expect((error as { contextId?: string }).contextId).toBe(context.id);
-    const later = await sandbox.runCode("x", { contextId: context.id }).then(() => undefined, (failure: unknown) => failure);
+    const later = await sandbox.runCode("x", { contextId: context.id }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(isSbxError(later, "SBX_INTERPRETER_LOST")).toBe(true);
     expect((await sandbox.runCode("1 + 1")).results?.[0]?.data["text/plain"]).toBe("2");
     const [next] = await agentPids(sandbox);
@@ -160,7 +183,10 @@ describeWithDocker("the sbx sandbox agent on Docker: threat model (attacks from 
     const context = await sandbox.createCodeContext();
     const [agent] = await agentPids(sandbox);
     await sandbox.commands.run(`kill -STOP ${agent}`);
-    const error = await sandbox.runCode("1", { contextId: context.id, timeoutMs: 1000 }).then(() => undefined, (failure: unknown) => failure);
+    const error = await sandbox.runCode("1", { contextId: context.id, timeoutMs: 1000 }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(isSbxError(error, "SBX_TIMEOUT")).toBe(true);
     expect((await sandbox.runCode("3 * 3")).results?.[0]?.data["text/plain"]).toBe("9");
     const [next] = await agentPids(sandbox);
@@ -175,7 +201,10 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     await ensureNoPythonImage();
     await using sandbox = await createTestSandbox({ metadata: { test: "agent-no-python" } }, { image: NO_PYTHON_IMAGE });
     for (const call of [() => sandbox.runCode("1"), () => sandbox.createCodeContext()]) {
-      const error = await call().then(() => undefined, (failure: unknown) => failure);
+      const error = await call().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
       expect(isSbxError(error, "SBX_RUNTIME_MISSING")).toBe(true);
       expect((error as { runtime?: string }).runtime).toBe("python3");
     }
@@ -193,7 +222,8 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     }
     expect((await agentFamily(sandbox)).length).toBe(102); // agent, zygote, 100 interpreters
     const rssBefore = process.memoryUsage().rss;
-    for (let index = 0; index < 100; index++) expect((await sandbox.runCode(`${index} + 1`)).results?.[0]?.data["text/plain"]).toBe(String(index + 1));
+    for (let index = 0; index < 100; index++)
+      expect((await sandbox.runCode(`${index} + 1`)).results?.[0]?.data["text/plain"]).toBe(String(index + 1));
     // Every one-shot interpreter is gone and reaped: the same 102 processes, and no zombie anywhere.
     expect((await agentFamily(sandbox)).length).toBe(102);
     expect((await sandbox.commands.run("ps -eo stat= | grep -c '^Z' || true")).stdout.trim()).toBe("0");
@@ -210,7 +240,10 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     expect(killed.outOfMemoryKilled).toBe(true);
     expect(killed.error?.name).toBe("OutOfMemoryError");
     // ...and the context's interpreter is gone: its next call says why.
-    const error = await sandbox.runCode("1", { contextId: hungry.id }).then(() => undefined, (failure: unknown) => failure);
+    const error = await sandbox.runCode("1", { contextId: hungry.id }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(isSbxError(error, "SBX_INTERPRETER_LOST")).toBe(true);
     expect((error as { reason?: string }).reason).toContain("out-of-memory");
     expect((await sandbox.runCode("keep", { contextId: other.id })).results?.[0]?.data["text/plain"]).toBe("'kept'");
@@ -225,7 +258,9 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
 
   it("invalid UTF-8 from code arrives as U+FFFD, never as a broken frame", async () => {
     await using sandbox = await createTestSandbox({ metadata: { test: "agent-bytes" } });
-    const execution = await sandbox.runCode("import sys\nsys.stdout.flush()\nsys.stdout.buffer.write(b'a\\xffb\\n') if hasattr(sys.stdout, 'buffer') else None\nimport os\nos.write(1, b'c\\xfe\\n')\n0");
+    const execution = await sandbox.runCode(
+      "import sys\nsys.stdout.flush()\nsys.stdout.buffer.write(b'a\\xffb\\n') if hasattr(sys.stdout, 'buffer') else None\nimport os\nos.write(1, b'c\\xfe\\n')\n0",
+    );
     expect(execution.stdout).toContain("c\uFFFD\n");
     expect(execution.results?.[0]?.data["text/plain"]).toBe("0");
   });

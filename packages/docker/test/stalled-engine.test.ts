@@ -28,7 +28,11 @@ describeWithDocker("a stalled engine", () => {
   afterAll(async () => {
     proxy?.resume();
     // The container is ours: remove it through the real socket whatever the bounded kill() reported.
-    if (sandbox) await docker.getContainer(sandbox.id).remove({ force: true }).catch(() => {});
+    if (sandbox)
+      await docker
+        .getContainer(sandbox.id)
+        .remove({ force: true })
+        .catch(() => {});
     await proxy?.close();
   });
 

@@ -13,7 +13,9 @@ it("volumeOrphanReason: only a volume whose owner is known gone, or whose lifeti
   expect(volumeOrphanReason(live, Date.now(), "h")).toBeUndefined();
   expect(volumeOrphanReason({ ...live, "sbx.owner.pid": "999999999" }, Date.now(), "h")).toMatch(/owner process 999999999 is gone/);
   expect(volumeOrphanReason({ ...live, "sbx.owner.pid": "999999999" }, Date.now(), "another-host")).toBeUndefined();
-  expect(volumeOrphanReason({ ...live, "sbx.owner.host": "another-host", "sbx.expires-at": new Date(Date.now() - 1).toISOString() }, Date.now(), "h")).toMatch(/expired/);
+  expect(
+    volumeOrphanReason({ ...live, "sbx.owner.host": "another-host", "sbx.expires-at": new Date(Date.now() - 1).toISOString() }, Date.now(), "h"),
+  ).toMatch(/expired/);
   // Made by sbx before owner labels existed: its owner is unknown, so it stays.
   expect(volumeOrphanReason({ "sbx.managed": "1", "sbx.session": "s" }, Date.now(), "h")).toBeUndefined();
 });
@@ -29,7 +31,14 @@ describeWithDocker("sweepOrphans and volumes: only a dead owner's", () => {
   const session = `sweep-volumes-${randomBytes(4).toString("hex")}`;
   const made: string[] = [];
   afterAll(async () => {
-    await Promise.all(made.map((name) => docker.getVolume(name).remove().catch(() => undefined)));
+    await Promise.all(
+      made.map((name) =>
+        docker
+          .getVolume(name)
+          .remove()
+          .catch(() => undefined),
+      ),
+    );
   });
 
   const makeVolume = async (suffix: string, labels: Record<string, string>) => {
@@ -43,14 +52,24 @@ describeWithDocker("sweepOrphans and volumes: only a dead owner's", () => {
     const later = new Date(Date.now() + 600_000).toISOString();
     const earlier = new Date(Date.now() - 1_000).toISOString();
     const live = await makeVolume("live-owner", { "sbx.owner.pid": String(process.pid), "sbx.owner.host": hostname(), "sbx.expires-at": later });
-    const otherHost = await makeVolume("other-host", { "sbx.owner.pid": String(await deadPid()), "sbx.owner.host": `not-${hostname()}`, "sbx.expires-at": later });
+    const otherHost = await makeVolume("other-host", {
+      "sbx.owner.pid": String(await deadPid()),
+      "sbx.owner.host": `not-${hostname()}`,
+      "sbx.expires-at": later,
+    });
     const unlabelled = await makeVolume("no-owner", {});
     const dead = await makeVolume("dead-owner", { "sbx.owner.pid": String(await deadPid()), "sbx.owner.host": hostname(), "sbx.expires-at": later });
-    const expired = await makeVolume("expired", { "sbx.owner.pid": String(process.pid), "sbx.owner.host": `not-${hostname()}`, "sbx.expires-at": earlier });
+    const expired = await makeVolume("expired", {
+      "sbx.owner.pid": String(process.pid),
+      "sbx.owner.host": `not-${hostname()}`,
+      "sbx.expires-at": earlier,
+    });
     const swept = await sweepOrphans({ docker });
     expect(swept.volumes.filter((name) => name.startsWith(session)).sort()).toEqual([dead, expired].sort());
     // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
-    const left = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: Array<{ Name: string }> | null };
+    const left = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as {
+      Volumes: Array<{ Name: string }> | null;
+    };
     expect((left.Volumes ?? []).map((volume) => volume.Name).sort()).toEqual([live, otherHost, unlabelled].sort());
   });
 
@@ -59,7 +78,12 @@ describeWithDocker("sweepOrphans and volumes: only a dead owner's", () => {
     const inspect = await docker.getContainer(sandbox.id).inspect();
     const workspace = inspect.Mounts.find((mount) => mount.Destination === "/workspace");
     const volume = await docker.getVolume(workspace!.Name!).inspect();
-    expect(volume.Labels).toMatchObject({ "sbx.managed": "1", "sbx.owner.pid": String(process.pid), "sbx.owner.host": hostname(), "sbx.expires-at": inspect.Config.Labels["sbx.expires-at"] });
+    expect(volume.Labels).toMatchObject({
+      "sbx.managed": "1",
+      "sbx.owner.pid": String(process.pid),
+      "sbx.owner.host": hostname(),
+      "sbx.expires-at": inspect.Config.Labels["sbx.expires-at"],
+    });
     expect(volumeOrphanReason(volume.Labels ?? {})).toBeUndefined();
   });
 

@@ -32,7 +32,9 @@ describeWithDocker("sweep after the host process is SIGKILLed", () => {
     }
     expect(await docker.listContainers({ all: true, filters: filter })).toHaveLength(0);
     // eslint-disable-next-line @typescript-eslint/await-thenable -- dockerode's types only know the callback overload here; without a callback it returns a promise
-    const volumes = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as { Volumes: unknown[] | null };
+    const volumes = (await docker.listVolumes({ filters: { label: [`sbx.session=${session}`] } } as never)) as unknown as {
+      Volumes: unknown[] | null;
+    };
     expect(volumes.Volumes ?? []).toHaveLength(0);
     expect((await mine.commands.run("echo still-here")).stdout).toBe("still-here\n");
   });

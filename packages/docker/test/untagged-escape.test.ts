@@ -22,14 +22,18 @@ describeWithDocker("a command that escapes its audit tag through an untagged pro
       const held = await sandbox.files.read("big.bin", { format: "stream" });
       let output = "";
       const handle = await sandbox.commands.start(`python3 hijack.py ${MARK}`, { onStdout: (text) => (output += text) });
-      for (let waited = 0; !output.includes("escaped") && !output.includes("nothing") && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let waited = 0; !output.includes("escaped") && !output.includes("nothing") && waited < 30_000; waited += 100)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(output, "the attack must have hijacked the held read's process").toMatch(/^escaped \d+\n$/);
       // Drain what the read had buffered first: the engine stalls every exec of a container while an exec whose
       // output the host holds back is killed (seen on Engine here), which would hide the kill's outcome.
       const reading = new Response(held).arrayBuffer();
       reading.catch(() => {});
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const kill = await handle.kill().then(() => "verified" as const, (error: unknown) => error);
+      const kill = await handle.kill().then(
+        () => "verified" as const,
+        (error: unknown) => error,
+      );
       if (isSbxError(kill, "SBX_SANDBOX_NOT_FOUND")) return; // sbx ended the sandbox instead: the other honest outcome.
       expect(kill instanceof Error ? kill.message : kill, "kill() resolving claims that nothing of the command is left").toBe("verified");
       expect((await handle.wait()).exitCode).toBe(137);

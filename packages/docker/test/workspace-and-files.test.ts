@@ -86,7 +86,14 @@ describeWithDocker("files resolve symlinks inside the sandbox, as the sandbox us
       expect(error.reason).toBe("invalid");
       expect(error.message).not.toMatch(/\/var\/lib\/docker|overlay2/);
     }
-    const errors = await Promise.all([sandbox.files.read("missing/file"), sandbox.files.write("etc-dir/x", "x"), sandbox.files.remove("nope"), sandbox.files.rename("nope", "other")].map((call) => errorOf(call)));
+    const errors = await Promise.all(
+      [
+        sandbox.files.read("missing/file"),
+        sandbox.files.write("etc-dir/x", "x"),
+        sandbox.files.remove("nope"),
+        sandbox.files.rename("nope", "other"),
+      ].map((call) => errorOf(call)),
+    );
     for (const error of errors) {
       expect(isSbxError(error)).toBe(true);
       expect(error.message).not.toMatch(/\/var\/lib\/docker|overlay2/);

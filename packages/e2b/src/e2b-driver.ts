@@ -58,7 +58,12 @@ const hasByteEscapes = (path: string) => LONE_SURROGATE.test(path);
  */
 function refuseByteNames(path: string): void {
   if (!hasByteEscapes(path)) return;
-  throw new PathError({ backend: "e2b", path, reason: "invalid", message: `Refused path ${JSON.stringify(path)}: it names bytes that are not UTF-8, which E2B's file API cannot carry (it would act on another file). Rename it from a command first.` });
+  throw new PathError({
+    backend: "e2b",
+    path,
+    reason: "invalid",
+    message: `Refused path ${JSON.stringify(path)}: it names bytes that are not UTF-8, which E2B's file API cannot carry (it would act on another file). Rename it from a command first.`,
+  });
 }
 
 type EntryInfoLike = { name: string; path: string; type?: string; size: number; modifiedTime?: Date; symlinkTarget?: string };
@@ -148,12 +153,18 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   /** Starts through the SDK's envd client, reading output bytes exactly as envd sent them. */
-  private async startWithBytes(request: SpawnRequest, client: ProcessStartClient, envdVersion: string): Promise<{ pid: number; exit: Promise<number> }> {
+  private async startWithBytes(
+    request: SpawnRequest,
+    client: ProcessStartClient,
+    envdVersion: string,
+  ): Promise<{ pid: number; exit: Promise<number> }> {
     const controller = new AbortController();
-    const iterator = client.start(
-      { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
-      { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
-    )[Symbol.asyncIterator]();
+    const iterator = client
+      .start(
+        { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
+        { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
+      )
+      [Symbol.asyncIterator]();
     let pid: number;
     const startTimer = this.options.requestTimeoutMs ? setTimeout(() => controller.abort(), this.options.requestTimeoutMs) : undefined;
     try {
@@ -210,7 +221,8 @@ export class E2BDriver implements SandboxDriverV1 {
       (result) => result.exitCode,
       (error: unknown) => {
         const exitCode = (error as { exitCode?: unknown }).exitCode;
-        if ((error as { name?: string }).name === "CommandExitError" && typeof exitCode === "number") return exitCode < 0 ? KILLED_EXIT_CODE : exitCode;
+        if ((error as { name?: string }).name === "CommandExitError" && typeof exitCode === "number")
+          return exitCode < 0 ? KILLED_EXIT_CODE : exitCode;
         throw error;
       },
     );
@@ -223,19 +235,21 @@ export class E2BDriver implements SandboxDriverV1 {
     let killed = false;
     /** Set when the command ended because the sandbox is gone: later calls on the handle say so too. */
     let lost: SbxError | undefined;
-    const exit = rawExit.then(
-      (exitCode) => ({ exitCode }),
-      async (error: unknown) => {
-        // Our own destroy() ended it: the command died with the sandbox, as asked.
-        if (this.destroyed) return { exitCode: KILLED_EXIT_CODE };
-        const mapped = await this.failure(error, "wait for a command");
-        if (mapped.code === "SBX_SANDBOX_NOT_FOUND") lost = mapped;
-        else if (killed) return { exitCode: KILLED_EXIT_CODE };
-        throw mapped;
-      },
-    ).finally(() => {
-      exited = true;
-    });
+    const exit = rawExit
+      .then(
+        (exitCode) => ({ exitCode }),
+        async (error: unknown) => {
+          // Our own destroy() ended it: the command died with the sandbox, as asked.
+          if (this.destroyed) return { exitCode: KILLED_EXIT_CODE };
+          const mapped = await this.failure(error, "wait for a command");
+          if (mapped.code === "SBX_SANDBOX_NOT_FOUND") lost = mapped;
+          else if (killed) return { exitCode: KILLED_EXIT_CODE };
+          throw mapped;
+        },
+      )
+      .finally(() => {
+        exited = true;
+      });
     let killing: Promise<void> | undefined;
     const kill = () => {
       if (!killing) {
@@ -244,7 +258,10 @@ export class E2BDriver implements SandboxDriverV1 {
           if (lost) throw lost;
           if (exited || this.destroyed) return;
           try {
-            await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, { user: "root", requestTimeoutMs: this.options.requestTimeoutMs });
+            await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, {
+              user: "root",
+              requestTimeoutMs: this.options.requestTimeoutMs,
+            });
             if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
             // eslint-disable-next-line @typescript-eslint/only-throw-error -- `lost` is an SbxError (TypeScript narrows it to `never` here, after the await)
@@ -369,7 +386,12 @@ export class E2BDriver implements SandboxDriverV1 {
       }
       throw new PathError({ backend: "e2b", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
     }
-    throw new PathError({ backend: "e2b", path, reason: "not-a-regular-file", message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.` });
+    throw new PathError({
+      backend: "e2b",
+      path,
+      reason: "not-a-regular-file",
+      message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.`,
+    });
   }
 
   /** Passes a file stream through, turning a failure while it is read (a dropped connection) into a core error. */
@@ -420,7 +442,8 @@ export class E2BDriver implements SandboxDriverV1 {
     try {
       // The file policy of ADR 0020: a final symbolic link is replaced (removed first), never written through.
       const self = await this.confine(path, options.signal, false).then(() => this.entryOrNothing(path, options.signal));
-      if (self && symlinkDestination(path, self) !== undefined) await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
+      if (self && symlinkDestination(path, self) !== undefined)
+        await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
       await data.cancel().catch(() => {});
       throw error instanceof Error && "code" in error ? error : await this.failure(error, "write a file", path);
@@ -449,4 +472,3 @@ export class E2BDriver implements SandboxDriverV1 {
     return this.destroyed;
   }
 }
-

@@ -24,7 +24,7 @@ export interface E2BNetworkPlan {
 const E2B_ALLOWLIST_RULES: AllowlistHostRules = {
   backend: "e2b",
   ipv6Refusal: "E2B's egress rules (allowOut/denyOut) are IPv4 only",
-  wildcardRule: "E2B only accepts a single leading wildcard label, such as \"*.example.com\" (subdomains at any depth, not the apex)",
+  wildcardRule: 'E2B only accepts a single leading wildcard label, such as "*.example.com" (subdomains at any depth, not the apex)',
   singleLabelNames: true,
 };
 
@@ -47,7 +47,8 @@ export function toAllowOutEntry(entry: string, index: number): string {
  *   precedence over denyOut; this is the form E2B documents for allowlists).
  */
 export function planE2BNetwork(policy: NetworkPolicy): E2BNetworkPlan {
-  const requested: NetworkPolicy = policy.allow && policy.allow.length > 0 ? { egress: policy.egress, allow: [...policy.allow] } : { egress: policy.egress };
+  const requested: NetworkPolicy =
+    policy.allow && policy.allow.length > 0 ? { egress: policy.egress, allow: [...policy.allow] } : { egress: policy.egress };
   if (policy.egress === "allow") {
     return {
       request: { allowInternetAccess: true },
@@ -66,7 +67,8 @@ export function planE2BNetwork(policy: NetworkPolicy): E2BNetworkPlan {
       record: {
         requested,
         applied: { egress: "deny" },
-        enforcement: "E2B create request with allowInternetAccess: false and network.denyOut [\"0.0.0.0/0\"]: E2B's sandbox firewall drops all outbound traffic.",
+        enforcement:
+          'E2B create request with allowInternetAccess: false and network.denyOut ["0.0.0.0/0"]: E2B\'s sandbox firewall drops all outbound traffic.',
       },
     };
   }
@@ -79,7 +81,9 @@ export function planE2BNetwork(policy: NetworkPolicy): E2BNetworkPlan {
       enforcement:
         `E2B create request with network.allowOut ${JSON.stringify(unique)} and network.denyOut ["0.0.0.0/0"]: ` +
         "E2B's sandbox firewall drops outbound traffic except to the allowOut entries (allowOut takes precedence)." +
-        (hasDomains ? " Domain entries are matched by E2B's egress proxy on the HTTP Host header or TLS SNI; \"*.\" entries match subdomains at any depth, not the apex." : ""),
+        (hasDomains
+          ? ' Domain entries are matched by E2B\'s egress proxy on the HTTP Host header or TLS SNI; "*." entries match subdomains at any depth, not the apex.'
+          : ""),
     },
   };
 }

@@ -42,7 +42,9 @@ function missingKeyError(): BackendUnavailableError {
 function lifetimeRecord(requestedMs: number | null, info: SandboxInfo | undefined, notes: string[]): PolicyRecord {
   const appliedMs = info ? info.endAt.getTime() - info.startedAt.getTime() : null;
   if (requestedMs !== null && appliedMs !== null && appliedMs + LIFETIME_TOLERANCE_MS < requestedMs) {
-    notes.push(`E2B cut the sandbox lifetime: ${requestedMs} ms was requested, ${appliedMs} ms was applied (the account tier's maximum). The sandbox ends at ${info!.endAt.toISOString()}.`);
+    notes.push(
+      `E2B cut the sandbox lifetime: ${requestedMs} ms was requested, ${appliedMs} ms was applied (the account tier's maximum). The sandbox ends at ${info!.endAt.toISOString()}.`,
+    );
   }
   return {
     requested: requestedMs === null ? null : { timeoutMs: requestedMs },
@@ -55,7 +57,9 @@ function lifetimeRecord(requestedMs: number | null, info: SandboxInfo | undefine
 function verifyNetwork(plan: E2BNetworkPlan, info: SandboxInfo | undefined, notes: string[]): void {
   const reportedAccess = info?.allowInternetAccess;
   const reportedNetwork = info?.network;
-  notes.push(`Egress fields sent to E2B: ${JSON.stringify(plan.request)}. E2B reported back: ${JSON.stringify({ allowInternetAccess: reportedAccess ?? null, network: reportedNetwork ?? null })}.`);
+  notes.push(
+    `Egress fields sent to E2B: ${JSON.stringify(plan.request)}. E2B reported back: ${JSON.stringify({ allowInternetAccess: reportedAccess ?? null, network: reportedNetwork ?? null })}.`,
+  );
   const sentAccess = plan.request.allowInternetAccess;
   const contradicts =
     (sentAccess === false && reportedAccess === true) ||
@@ -82,7 +86,8 @@ function limitsRecord(info: SandboxInfo | undefined): PolicyRecord {
   return {
     requested: null,
     applied: info ? { cpus: info.cpuCount, memoryMiB: info.memoryMB } : null,
-    enforcement: "Set by the E2B template at build time (Firecracker VM size); sbx cannot change it per sandbox, so RESOURCE_LIMITS is off and `limits` is refused.",
+    enforcement:
+      "Set by the E2B template at build time (Firecracker VM size); sbx cannot change it per sandbox, so RESOURCE_LIMITS is off and `limits` is refused.",
   };
 }
 
@@ -110,10 +115,22 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
 
     async detect(): Promise<BackendStatus> {
       if (!resolved.apiKey) {
-        return { backend: "e2b", usable: false, isolating: true, reason: "No E2B API key (settings.apiKey or E2B_API_KEY).", remedy: `${E2B_KEY_REMEDY} Or use ${OTHER_BACKENDS}.` };
+        return {
+          backend: "e2b",
+          usable: false,
+          isolating: true,
+          reason: "No E2B API key (settings.apiKey or E2B_API_KEY).",
+          remedy: `${E2B_KEY_REMEDY} Or use ${OTHER_BACKENDS}.`,
+        };
       }
       const endpoint = resolved.apiUrl ?? `https://api.${resolved.domain ?? process.env.E2B_DOMAIN ?? "e2b.app"}`;
-      return { backend: "e2b", usable: true, isolating: true, reason: `An E2B API key is set; sandboxes are created at ${endpoint} (the key is checked on first use).`, remedy: "" };
+      return {
+        backend: "e2b",
+        usable: true,
+        isolating: true,
+        reason: `An E2B API key is set; sandboxes are created at ${endpoint} (the key is checked on first use).`,
+        remedy: "",
+      };
     },
 
     async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
@@ -169,7 +186,9 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
       } catch (error) {
         throw mapE2BError(error, { operation: "connect to a sandbox", sandboxId, timeoutMs: resolved.requestTimeoutMs });
       }
-      const notes = [`Connected to an existing E2B sandbox (template ${info.templateId}); its policies were set by whoever created it and are read back from E2B.`];
+      const notes = [
+        `Connected to an existing E2B sandbox (template ${info.templateId}); its policies were set by whoever created it and are read back from E2B.`,
+      ];
       const reported = { allowInternetAccess: info.allowInternetAccess ?? null, network: info.network ?? null };
       const audit: DriverAudit = {
         backendVersion: `E2B envd ${info.envdVersion}`,
@@ -189,7 +208,12 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
       return new E2BDriver(sandbox, { audit, user: options.user === "root" ? "root" : undefined, requestTimeoutMs: resolved.requestTimeoutMs });
     },
   };
-  registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
+  registerBackendManifest({
+    backend: provider.backend,
+    packageName: provider.packageName,
+    capabilities: provider.capabilities,
+    isolating: provider.isolating,
+  });
   return provider;
 }
 

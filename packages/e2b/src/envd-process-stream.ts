@@ -12,8 +12,14 @@ export interface ProcessStartEvent {
   readonly event?: {
     readonly event?:
       | { readonly case: "start"; readonly value: { readonly pid: number } }
-      | { readonly case: "data"; readonly value: { readonly output: { readonly case: "stdout" | "stderr" | "pty" | undefined; readonly value?: Uint8Array } } }
-      | { readonly case: "end"; readonly value: { readonly exitCode: number; readonly exited: boolean; readonly status: string; readonly error?: string } }
+      | {
+          readonly case: "data";
+          readonly value: { readonly output: { readonly case: "stdout" | "stderr" | "pty" | undefined; readonly value?: Uint8Array } };
+        }
+      | {
+          readonly case: "end";
+          readonly value: { readonly exitCode: number; readonly exited: boolean; readonly status: string; readonly error?: string };
+        }
       | { readonly case: "keepalive" | undefined; readonly value?: unknown };
   };
 }
@@ -33,7 +39,18 @@ export function processClientOf(commands: unknown): { client: ProcessStartClient
   return { client: candidate.rpc as ProcessStartClient, envdVersion: typeof candidate.envdVersion === "string" ? candidate.envdVersion : "0.0.0" };
 }
 
-const SIGNAL_NUMBERS: Record<string, number> = { hangup: 1, interrupt: 2, quit: 3, aborted: 6, killed: 9, "user defined signal 1": 10, "segmentation fault": 11, "user defined signal 2": 12, "broken pipe": 13, terminated: 15 };
+const SIGNAL_NUMBERS: Record<string, number> = {
+  hangup: 1,
+  interrupt: 2,
+  quit: 3,
+  aborted: 6,
+  killed: 9,
+  "user defined signal 1": 10,
+  "segmentation fault": 11,
+  "user defined signal 2": 12,
+  "broken pipe": 13,
+  terminated: 15,
+};
 
 /**
  * Exit code of envd's `end` event. envd reports a signal death as exitCode -1 with a Go status text such as

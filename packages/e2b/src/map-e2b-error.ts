@@ -48,7 +48,7 @@ const CONNECT_CODE_NAMES: Record<number, string> = {
 function connectErrorName(error: unknown): string | undefined {
   if (nameOf(error) !== "ConnectError") return undefined;
   const code = (error as { code?: unknown }).code;
-  return typeof code === "number" ? CONNECT_CODE_NAMES[code] ?? "ConnectError" : "ConnectError";
+  return typeof code === "number" ? (CONNECT_CODE_NAMES[code] ?? "ConnectError") : "ConnectError";
 }
 
 /**
@@ -91,29 +91,82 @@ export function mapE2BError(error: unknown, context: E2BErrorContext): SbxError 
   const isFileOperation = context.path !== undefined;
   switch (name) {
     case "SandboxNotFoundError":
-      return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B sandbox not found while trying to ${context.operation}${where}: it was killed, reached its timeout, or never existed. ${detail}` });
+      return new SandboxNotFoundError({
+        backend: "e2b",
+        cause: error,
+        sandboxId: context.sandboxId ?? "",
+        message: `E2B sandbox not found while trying to ${context.operation}${where}: it was killed, reached its timeout, or never existed. ${detail}`,
+      });
     case "FileNotFoundError":
       return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path ?? "" });
     case "NotFoundError":
       if (isFileOperation) return new FileNotFoundError({ backend: "e2b", cause: error, path: context.path! });
-      return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `E2B reported "not found" while trying to ${context.operation}${where}: ${detail}` });
+      return new SandboxNotFoundError({
+        backend: "e2b",
+        cause: error,
+        sandboxId: context.sandboxId ?? "",
+        message: `E2B reported "not found" while trying to ${context.operation}${where}: ${detail}`,
+      });
     case "TimeoutError":
       if (SANDBOX_GONE_TIMEOUT.test(detail)) {
-        return new SandboxNotFoundError({ backend: "e2b", cause: error, sandboxId: context.sandboxId ?? "", message: `The E2B sandbox is gone (killed or past its timeout) while trying to ${context.operation}${where}: ${detail}` });
+        return new SandboxNotFoundError({
+          backend: "e2b",
+          cause: error,
+          sandboxId: context.sandboxId ?? "",
+          message: `The E2B sandbox is gone (killed or past its timeout) while trying to ${context.operation}${where}: ${detail}`,
+        });
       }
-      return new TimeoutError({ backend: "e2b", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `E2B timed out while trying to ${context.operation}${where}: ${detail}` });
+      return new TimeoutError({
+        backend: "e2b",
+        cause: error,
+        timeoutMs: context.timeoutMs ?? 0,
+        killed: false,
+        message: `E2B timed out while trying to ${context.operation}${where}: ${detail}`,
+      });
     case "AuthenticationError":
-      return new BackendUnavailableError({ backend: "e2b", cause: error, retryable: false, remedy: E2B_KEY_REMEDY, message: `E2B rejected the API key while trying to ${context.operation}: ${detail} ${E2B_KEY_REMEDY}` });
+      return new BackendUnavailableError({
+        backend: "e2b",
+        cause: error,
+        retryable: false,
+        remedy: E2B_KEY_REMEDY,
+        message: `E2B rejected the API key while trying to ${context.operation}: ${detail} ${E2B_KEY_REMEDY}`,
+      });
     case "RateLimitError":
-      return new ProviderError({ backend: "e2b", cause: error, retryable: true, message: `E2B rate limit reached while trying to ${context.operation}${where}; retry later. ${detail}` });
+      return new ProviderError({
+        backend: "e2b",
+        cause: error,
+        retryable: true,
+        message: `E2B rate limit reached while trying to ${context.operation}${where}; retry later. ${detail}`,
+      });
     case "ServiceBusyError":
-      return new ProviderError({ backend: "e2b", cause: error, retryable: true, message: `E2B is temporarily busy (503) while trying to ${context.operation}${where}; nothing was changed, retry later. ${detail}` });
+      return new ProviderError({
+        backend: "e2b",
+        cause: error,
+        retryable: true,
+        message: `E2B is temporarily busy (503) while trying to ${context.operation}${where}; nothing was changed, retry later. ${detail}`,
+      });
     case "InvalidArgumentError":
-      if (isFileOperation) return new PathError({ backend: "e2b", cause: error, path: context.path!, reason: "invalid", message: `E2B refused the path ${JSON.stringify(context.path)} while trying to ${context.operation}: ${detail}` });
-      return new InvalidArgumentError({ backend: "e2b", cause: error, field: "e2b", message: `E2B refused an argument while trying to ${context.operation}${where}: ${detail}` });
+      if (isFileOperation)
+        return new PathError({
+          backend: "e2b",
+          cause: error,
+          path: context.path!,
+          reason: "invalid",
+          message: `E2B refused the path ${JSON.stringify(context.path)} while trying to ${context.operation}: ${detail}`,
+        });
+      return new InvalidArgumentError({
+        backend: "e2b",
+        cause: error,
+        field: "e2b",
+        message: `E2B refused an argument while trying to ${context.operation}${where}: ${detail}`,
+      });
     case "AbortError":
       return new AbortedError({ backend: "e2b", cause: error });
     default:
-      return new ProviderError({ backend: "e2b", cause: error, message: `The e2b backend failed while trying to ${context.operation}${where}: ${detail}` });
+      return new ProviderError({
+        backend: "e2b",
+        cause: error,
+        message: `The e2b backend failed while trying to ${context.operation}${where}: ${detail}`,
+      });
   }
 }

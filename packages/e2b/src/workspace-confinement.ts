@@ -77,7 +77,12 @@ function escapeError(path: string, through: string, destination: string): PathEr
  * symlink leading outside the workspace. Missing entries are fine (nothing to follow). Returns the entry of the
  * path itself when `includeSelf` was asked and it exists.
  */
-export async function confineToWorkspace(path: string, workspace: string, stat: StatPath, options: { includeSelf: boolean }): Promise<ConfinementEntry | undefined> {
+export async function confineToWorkspace(
+  path: string,
+  workspace: string,
+  stat: StatPath,
+  options: { includeSelf: boolean },
+): Promise<ConfinementEntry | undefined> {
   const checked = ancestorsBelow(path, workspace);
   if (options.includeSelf) checked.push(path);
   const entries = await Promise.all(checked.map((candidate) => stat(candidate)));

@@ -70,7 +70,9 @@ describe.skipIf(skipReason !== undefined)(`@sbx/e2b live against real E2B${skipR
   }, 180_000);
 
   it("a wrong key is BackendUnavailableError with how to get one", async () => {
-    const error = await createSandbox(createSandboxProvider({ apiKey: "e2b_0000000000000000000000000000000000000000" })).catch((caught: unknown) => caught);
+    const error = await createSandbox(createSandboxProvider({ apiKey: "e2b_0000000000000000000000000000000000000000" })).catch(
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(error, "SBX_BACKEND_UNAVAILABLE")).toBe(true);
   }, 60_000);
 });

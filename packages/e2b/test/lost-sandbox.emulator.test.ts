@@ -22,7 +22,10 @@ const audit: DriverAudit = testDriverAudit();
 
 /** Kills the sandbox behind sbx's back, as another process or the E2B dashboard would. */
 async function killOutOfBand(sandboxId: string): Promise<void> {
-  const response = await fetch(`${shared.emulator!.url}/sandboxes/${sandboxId}`, { method: "DELETE", headers: { "X-API-KEY": shared.emulator!.apiKey } });
+  const response = await fetch(`${shared.emulator!.url}/sandboxes/${sandboxId}`, {
+    method: "DELETE",
+    headers: { "X-API-KEY": shared.emulator!.apiKey },
+  });
   expect(response.status).toBe(204);
 }
 
@@ -40,15 +43,38 @@ function expectLost(outcome: unknown, sandboxId: string): void {
 type SandboxMaker = (options?: { timeoutMs?: number }) => Promise<Sandbox>;
 
 const sdkVersions: Array<[string, SandboxMaker]> = [
-  ["e2b 2.51.0 (the adapter's own SDK)", (options) => createSandbox(createSandboxProvider(shared.emulator!.connectionOptions), { timeoutMs: options?.timeoutMs ?? 120_000 })],
+  [
+    "e2b 2.51.0 (the adapter's own SDK)",
+    (options) => createSandbox(createSandboxProvider(shared.emulator!.connectionOptions), { timeoutMs: options?.timeoutMs ?? 120_000 }),
+  ],
   [
     "e2b 2.45.0",
     async (options) => {
-      const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string }> } };
-      const raw = await Sandbox.create("base", { ...shared.emulator!.connectionOptions, allowInternetAccess: false, timeoutMs: options?.timeoutMs ?? 120_000 });
+      const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as {
+        Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string }> };
+      };
+      const raw = await Sandbox.create("base", {
+        ...shared.emulator!.connectionOptions,
+        allowInternetAccess: false,
+        timeoutMs: options?.timeoutMs ?? 120_000,
+      });
       const provider = createSandboxProvider(shared.emulator!.connectionOptions) as SandboxProviderV1;
       const driver = new E2BDriver(raw as never, { audit, user: undefined, requestTimeoutMs: undefined });
-      return createSandboxFromDriver(driver, { provider, target: "base", options: { network: { egress: "deny" }, timeoutMs: options?.timeoutMs ?? 120_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } });
+      return createSandboxFromDriver(driver, {
+        provider,
+        target: "base",
+        options: {
+          network: { egress: "deny" },
+          timeoutMs: options?.timeoutMs ?? 120_000,
+          env: {},
+          secrets: {},
+          metadata: {},
+          mounts: [],
+          user: "default",
+          allowFake: false,
+          settings: {},
+        },
+      });
     },
   ],
 ];
@@ -133,14 +159,24 @@ const driverMakers: Array<[string, () => Promise<E2BDriver>]> = [
     "e2b 2.51.0",
     async () => {
       const { Sandbox } = await import("@e2b/code-interpreter");
-      return new E2BDriver(await Sandbox.create({ ...shared.emulator!.connectionOptions, allowInternetAccess: false }), { audit, user: undefined, requestTimeoutMs: undefined });
+      return new E2BDriver(await Sandbox.create({ ...shared.emulator!.connectionOptions, allowInternetAccess: false }), {
+        audit,
+        user: undefined,
+        requestTimeoutMs: undefined,
+      });
     },
   ],
   [
     "e2b 2.45.0",
     async () => {
-      const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<unknown> } };
-      return new E2BDriver((await Sandbox.create("base", { ...shared.emulator!.connectionOptions, allowInternetAccess: false })) as never, { audit, user: undefined, requestTimeoutMs: undefined });
+      const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as {
+        Sandbox: { create(template: string, options: object): Promise<unknown> };
+      };
+      return new E2BDriver((await Sandbox.create("base", { ...shared.emulator!.connectionOptions, allowInternetAccess: false })) as never, {
+        audit,
+        user: undefined,
+        requestTimeoutMs: undefined,
+      });
     },
   ],
 ];
@@ -150,7 +186,14 @@ describe.each(driverMakers)("the E2B driver's process handle on a lost sandbox (
     if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const driver = await makeDriver();
     const stdout: Uint8Array[] = [];
-    const spawned = await driver.spawn({ command: "echo started; sleep 60", cwd: "/home/user", env: {}, stdin: false, onStdout: (chunk) => void stdout.push(chunk), onStderr: () => {} });
+    const spawned = await driver.spawn({
+      command: "echo started; sleep 60",
+      cwd: "/home/user",
+      env: {},
+      stdin: false,
+      onStdout: (chunk) => void stdout.push(chunk),
+      onStderr: () => {},
+    });
     const exit = spawned.exit.catch((error: unknown) => error);
     await waitFor(() => Buffer.concat(stdout).toString().includes("started"));
     await killOutOfBand(driver.id);
@@ -165,7 +208,9 @@ describe("a lost E2B sandbox during runCode (code interpreter 2.8.0)", () => {
     if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     await using sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
     const stdout: string[] = [];
-    const running = sandbox.runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", { onStdout: (text) => void stdout.push(text) }).catch((error: unknown) => error);
+    const running = sandbox
+      .runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", { onStdout: (text) => void stdout.push(text) })
+      .catch((error: unknown) => error);
     await waitFor(() => stdout.join("").includes("started"));
     await killOutOfBand(sandbox.id);
     expectLost(await running, sandbox.id);

@@ -1,5 +1,16 @@
 import { isSbxError } from "@sbx/core";
-import { AuthenticationError, CommandExitError, FileNotFoundError, InvalidArgumentError, NotFoundError, RateLimitError, SandboxError, SandboxNotFoundError, ServiceBusyError, TimeoutError } from "e2b";
+import {
+  AuthenticationError,
+  CommandExitError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  NotFoundError,
+  RateLimitError,
+  SandboxError,
+  SandboxNotFoundError,
+  ServiceBusyError,
+  TimeoutError,
+} from "e2b";
 import { describe, expect, it } from "vitest";
 import { mapE2BError } from "../src/map-e2b-error.js";
 
@@ -8,11 +19,37 @@ const context = { operation: "do something", sandboxId: "sbx123" };
 describe("mapE2BError", () => {
   const cases: Array<[string, unknown, string, Record<string, unknown>?]> = [
     ["sandbox not found", new SandboxNotFoundError("gone"), "SBX_SANDBOX_NOT_FOUND", { sandboxId: "sbx123" }],
-    ["sandbox end of life (SDK TimeoutError)", new TimeoutError("terminated: The sandbox was killed or reached its end of life while the request was in flight."), "SBX_SANDBOX_NOT_FOUND"],
-    ["sandbox killed during runCode (code interpreter TimeoutError)", new TimeoutError("The sandbox was killed while the request was in progress. This can happen when the sandbox times out or is killed manually. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout."), "SBX_SANDBOX_NOT_FOUND"],
-    ["sandbox already gone (502 from the edge)", new TimeoutError("The sandbox was not found: This error is likely due to sandbox timeout. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout."), "SBX_SANDBOX_NOT_FOUND"],
-    ["execution timeout (code interpreter)", new TimeoutError("Execution timed out — the 'timeoutMs' option can be used to increase this timeout"), "SBX_TIMEOUT", { killed: false }],
-    ["request timeout", new TimeoutError("canceled: This error is likely due to exceeding 'requestTimeoutMs'"), "SBX_TIMEOUT", { killed: false, retryable: true }],
+    [
+      "sandbox end of life (SDK TimeoutError)",
+      new TimeoutError("terminated: The sandbox was killed or reached its end of life while the request was in flight."),
+      "SBX_SANDBOX_NOT_FOUND",
+    ],
+    [
+      "sandbox killed during runCode (code interpreter TimeoutError)",
+      new TimeoutError(
+        "The sandbox was killed while the request was in progress. This can happen when the sandbox times out or is killed manually. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout.",
+      ),
+      "SBX_SANDBOX_NOT_FOUND",
+    ],
+    [
+      "sandbox already gone (502 from the edge)",
+      new TimeoutError(
+        "The sandbox was not found: This error is likely due to sandbox timeout. You can modify the sandbox timeout by passing 'timeoutMs' when starting the sandbox or calling '.setTimeout' on the sandbox with the desired timeout.",
+      ),
+      "SBX_SANDBOX_NOT_FOUND",
+    ],
+    [
+      "execution timeout (code interpreter)",
+      new TimeoutError("Execution timed out — the 'timeoutMs' option can be used to increase this timeout"),
+      "SBX_TIMEOUT",
+      { killed: false },
+    ],
+    [
+      "request timeout",
+      new TimeoutError("canceled: This error is likely due to exceeding 'requestTimeoutMs'"),
+      "SBX_TIMEOUT",
+      { killed: false, retryable: true },
+    ],
     ["authentication", new AuthenticationError("Invalid API key"), "SBX_BACKEND_UNAVAILABLE", { retryable: false }],
     ["rate limit", new RateLimitError("slow down"), "SBX_PROVIDER", { retryable: true }],
     ["service busy", new ServiceBusyError("busy"), "SBX_PROVIDER", { retryable: true }],

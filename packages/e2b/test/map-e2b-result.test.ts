@@ -9,11 +9,19 @@ describe("mapE2BResult with a result as the @e2b/code-interpreter SDK builds it 
     const mapped = mapE2BResult({ isMainResult: false, text: "Plot", json: [1, 2], raw: line, extra: { future_field: "x" } });
     expect(mapped).toEqual({
       isMainResult: false,
-      data: { "text/plain": "Plot", "application/json": "[1,2]", "application/vnd.plotly.v1+json": '{"data":[]}', "application/vnd.e2b.future_field": "x" },
+      data: {
+        "text/plain": "Plot",
+        "application/json": "[1,2]",
+        "application/vnd.plotly.v1+json": '{"data":[]}',
+        "application/vnd.e2b.future_field": "x",
+      },
     });
   });
 
   it("ignores a raw extra that is not an object", () => {
-    expect(mapE2BResult({ isMainResult: true, text: "1", raw: { extra: ["not", "formats"] } })).toEqual({ isMainResult: true, data: { "text/plain": "1" } });
+    expect(mapE2BResult({ isMainResult: true, text: "1", raw: { extra: ["not", "formats"] } })).toEqual({
+      isMainResult: true,
+      data: { "text/plain": "1" },
+    });
   });
 });

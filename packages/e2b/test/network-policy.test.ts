@@ -45,7 +45,16 @@ describe("planE2BNetwork", () => {
   });
 
   it("refuses forms E2B cannot enforce as asked with InvalidArgumentError naming the field", () => {
-    for (const entry of ["https://pypi.org", "pypi.org:443", "*", "*.com".replace(".com", ""), "a.*.example.com", "pypi*.org", "10.0.0.0/33", "bad_host.org"]) {
+    for (const entry of [
+      "https://pypi.org",
+      "pypi.org:443",
+      "*",
+      "*.com".replace(".com", ""),
+      "a.*.example.com",
+      "pypi*.org",
+      "10.0.0.0/33",
+      "bad_host.org",
+    ]) {
       let caught: unknown;
       try {
         planE2BNetwork({ egress: "deny", allow: ["ok.example.com", entry] });

@@ -18,7 +18,8 @@ beforeAll(async () => {
     sandbox = await createSandbox(createSandboxProvider(emulator.connectionOptions));
   } catch (error) {
     unavailable = error instanceof Error ? error.message : String(error);
-    if ((process.env.SBX_REQUIRE ?? "").includes("e2b")) throw new Error(`SBX_REQUIRE contains "e2b" but the E2B emulator could not start: ${unavailable}`, { cause: error });
+    if ((process.env.SBX_REQUIRE ?? "").includes("e2b"))
+      throw new Error(`SBX_REQUIRE contains "e2b" but the E2B emulator could not start: ${unavailable}`, { cause: error });
     console.warn(`[@sbx/e2b] SKIPPING rich result tests: the E2B emulator could not start: ${unavailable}`);
   }
 });

@@ -48,11 +48,27 @@ describe("e2b SDK versions through the emulator", () => {
 
   it("e2b 2.45.0: the driver's command and file paths on the older SDK's Sandbox", async (context) => {
     if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
-    const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as { Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string; kill(): Promise<void> }> } };
+    const { Sandbox } = (await import(emulatorRequire.resolve("e2b-v245"))) as {
+      Sandbox: { create(template: string, options: object): Promise<{ sandboxId: string; kill(): Promise<void> }> };
+    };
     const raw = await Sandbox.create("base", { ...shared.emulator.connectionOptions, allowInternetAccess: false });
     const provider = createSandboxProvider(shared.emulator.connectionOptions) as SandboxProviderV1;
     const driver = new E2BDriver(raw as never, { audit, user: undefined, requestTimeoutMs: undefined });
-    await using sandbox = createSandboxFromDriver(driver, { provider, target: "base", options: { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } });
+    await using sandbox = createSandboxFromDriver(driver, {
+      provider,
+      target: "base",
+      options: {
+        network: { egress: "deny" },
+        timeoutMs: 60_000,
+        env: {},
+        secrets: {},
+        metadata: {},
+        mounts: [],
+        user: "default",
+        allowFake: false,
+        settings: {},
+      },
+    });
     await exercise(sandbox);
   });
 });

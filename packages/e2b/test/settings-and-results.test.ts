@@ -8,7 +8,11 @@ import { firstPartyManifests } from "@sbx/core";
 
 describe("settings", () => {
   it("refuses unknown and invalid settings with InvalidArgumentError naming the field", () => {
-    for (const [settings, field] of [[{ apikey: "x" }, "settings.apikey"], [{ apiUrl: "not a url" }, "settings.apiUrl"], [{ requestTimeoutMs: -1 }, "settings.requestTimeoutMs"]] as const) {
+    for (const [settings, field] of [
+      [{ apikey: "x" }, "settings.apikey"],
+      [{ apiUrl: "not a url" }, "settings.apiUrl"],
+      [{ requestTimeoutMs: -1 }, "settings.requestTimeoutMs"],
+    ] as const) {
       let caught: unknown;
       try {
         createSandboxProvider(settings as Record<string, unknown>);
@@ -62,7 +66,9 @@ describe("settings", () => {
   it("limits are refused by core before the adapter is touched", async () => {
     let caught: unknown;
     try {
-      await createSandbox(createSandboxProvider({ apiKey: "e2b_0000", apiUrl: "http://127.0.0.1:9", sandboxUrl: "http://127.0.0.1:9" }), { limits: { memoryMiB: 256 } });
+      await createSandbox(createSandboxProvider({ apiKey: "e2b_0000", apiUrl: "http://127.0.0.1:9", sandboxUrl: "http://127.0.0.1:9" }), {
+        limits: { memoryMiB: 256 },
+      });
     } catch (error) {
       caught = error;
     }
@@ -73,10 +79,25 @@ describe("settings", () => {
 
 describe("results", () => {
   it("maps E2B result fields to MIME types, binary as base64, json stringified", () => {
-    const mapped = mapE2BResult({ isMainResult: true, text: "42", html: "<b>42</b>", png: "iVBOR", json: { a: 1 }, markdown: "**x**", extra: { "application/geo+json": "{}" } });
+    const mapped = mapE2BResult({
+      isMainResult: true,
+      text: "42",
+      html: "<b>42</b>",
+      png: "iVBOR",
+      json: { a: 1 },
+      markdown: "**x**",
+      extra: { "application/geo+json": "{}" },
+    });
     expect(mapped).toEqual({
       isMainResult: true,
-      data: { "text/plain": "42", "text/html": "<b>42</b>", "image/png": "iVBOR", "application/json": "{\"a\":1}", "text/markdown": "**x**", "application/geo+json": "{}" },
+      data: {
+        "text/plain": "42",
+        "text/html": "<b>42</b>",
+        "image/png": "iVBOR",
+        "application/json": '{"a":1}',
+        "text/markdown": "**x**",
+        "application/geo+json": "{}",
+      },
     });
     expect(mapE2BResult({ isMainResult: false, svg: "<svg/>" })).toEqual({ isMainResult: false, data: { "image/svg+xml": "<svg/>" } });
   });

@@ -15,7 +15,9 @@ const shared = shareEmulator({ start: () => startE2BEmulator({}), backend: "e2b"
 beforeAll(async () => {
   if (!shared.emulator) return;
   sandbox = await createSandbox(createSandboxProvider(shared.emulator.connectionOptions));
-  await sandbox.commands.run("ln -s /etc etc-dir && ln -s /etc/shadow shadow-link && mkdir -p data && echo inside > data/file.txt && ln -s data data-link && ln -s data/file.txt file-link");
+  await sandbox.commands.run(
+    "ln -s /etc etc-dir && ln -s /etc/shadow shadow-link && mkdir -p data && echo inside > data/file.txt && ln -s data data-link && ln -s data/file.txt file-link",
+  );
 });
 afterAll(async () => {
   await sandbox?.kill();

@@ -19,8 +19,12 @@ describe("workspace confinement helpers", () => {
       "/home/user/in": { type: "dir", symlinkTarget: "/home/user/data" },
     };
     const stat = async (path: string) => entries[path];
-    await expect(confineToWorkspace("/home/user/out/x", "/home/user", stat, { includeSelf: false })).rejects.toMatchObject({ reason: "escapes-workspace" });
+    await expect(confineToWorkspace("/home/user/out/x", "/home/user", stat, { includeSelf: false })).rejects.toMatchObject({
+      reason: "escapes-workspace",
+    });
     await expect(confineToWorkspace("/home/user/in/x", "/home/user", stat, { includeSelf: true })).resolves.toBeUndefined();
-    await expect(confineToWorkspace("/home/user/out", "/home/user", stat, { includeSelf: true })).rejects.toMatchObject({ reason: "escapes-workspace" });
+    await expect(confineToWorkspace("/home/user/out", "/home/user", stat, { includeSelf: true })).rejects.toMatchObject({
+      reason: "escapes-workspace",
+    });
   });
 });

@@ -43,13 +43,15 @@ export class CallRecord {
 
   /** Records a call, redacting secret values from its arguments. */
   add(kind: FakeCallKind, sandboxId: string | null, operation: string, parameters: Record<string, unknown>, secrets: readonly string[]): void {
-    this.entries.push(Object.freeze({
-      kind,
-      sandboxId,
-      operation,
-      arguments: Object.freeze(redactValue(parameters, secrets) as Record<string, unknown>),
-      at: new Date().toISOString(),
-    }));
+    this.entries.push(
+      Object.freeze({
+        kind,
+        sandboxId,
+        operation,
+        arguments: Object.freeze(redactValue(parameters, secrets) as Record<string, unknown>),
+        at: new Date().toISOString(),
+      }),
+    );
   }
 
   /** A snapshot of every call so far, oldest first. */

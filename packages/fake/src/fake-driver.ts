@@ -48,13 +48,52 @@ function translateFileError(error: unknown, path: string): unknown {
   const message = error instanceof Error ? error.message : String(error);
   const code = /^([A-Z]+):/.exec(message)?.[1];
   switch (code) {
-    case "ENOENT": return new FileNotFoundError({ path, backend: "fake", cause: error });
-    case "EISDIR": return new PathError({ path, reason: "is-a-directory", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it is a directory.` });
-    case "ENOTDIR": return new PathError({ path, reason: "not-a-directory", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: a parent is not a directory.` });
-    case "EEXIST": return new PathError({ path, reason: "exists", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it already exists.` });
-    case "ENOTEMPTY": return new PathError({ path, reason: "not-empty", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: the directory is not empty; pass { recursive: true }.` });
-    case "EROFS": case "EACCES": case "EPERM": return new PathError({ path, reason: "read-only", backend: "fake", cause: error, message: `Refused path ${JSON.stringify(path)}: it is on a read-only mount.` });
-    default: return new ProviderError({ backend: "fake", cause: error, message: `The fake backend's filesystem failed on ${path}: ${message}` });
+    case "ENOENT":
+      return new FileNotFoundError({ path, backend: "fake", cause: error });
+    case "EISDIR":
+      return new PathError({
+        path,
+        reason: "is-a-directory",
+        backend: "fake",
+        cause: error,
+        message: `Refused path ${JSON.stringify(path)}: it is a directory.`,
+      });
+    case "ENOTDIR":
+      return new PathError({
+        path,
+        reason: "not-a-directory",
+        backend: "fake",
+        cause: error,
+        message: `Refused path ${JSON.stringify(path)}: a parent is not a directory.`,
+      });
+    case "EEXIST":
+      return new PathError({
+        path,
+        reason: "exists",
+        backend: "fake",
+        cause: error,
+        message: `Refused path ${JSON.stringify(path)}: it already exists.`,
+      });
+    case "ENOTEMPTY":
+      return new PathError({
+        path,
+        reason: "not-empty",
+        backend: "fake",
+        cause: error,
+        message: `Refused path ${JSON.stringify(path)}: the directory is not empty; pass { recursive: true }.`,
+      });
+    case "EROFS":
+    case "EACCES":
+    case "EPERM":
+      return new PathError({
+        path,
+        reason: "read-only",
+        backend: "fake",
+        cause: error,
+        message: `Refused path ${JSON.stringify(path)}: it is on a read-only mount.`,
+      });
+    default:
+      return new ProviderError({ backend: "fake", cause: error, message: `The fake backend's filesystem failed on ${path}: ${message}` });
   }
 }
 
@@ -131,13 +170,22 @@ export class FakeDriver implements SandboxDriverV1 {
     }
   }
 
-  private record(kind: "command" | "runCode" | "createCodeContext" | "file" | "kill", operation: string, parameters: Record<string, unknown>, extraSecrets: readonly string[] = []): void {
+  private record(
+    kind: "command" | "runCode" | "createCodeContext" | "file" | "kill",
+    operation: string,
+    parameters: Record<string, unknown>,
+    extraSecrets: readonly string[] = [],
+  ): void {
     this.config.calls.add(kind, this.id, operation, parameters, [...this.secrets, ...extraSecrets]);
   }
 
   private ensureAvailable(): void {
     if (this.config.faults.isLost(this.id) || this.expired) {
-      throw new SandboxNotFoundError({ sandboxId: this.id, backend: "fake", message: `Sandbox ${this.id} no longer exists (it expired, was lost or was killed).` });
+      throw new SandboxNotFoundError({
+        sandboxId: this.id,
+        backend: "fake",
+        message: `Sandbox ${this.id} no longer exists (it expired, was lost or was killed).`,
+      });
     }
     if (this.destroyed) throw new SandboxNotFoundError({ sandboxId: this.id, backend: "fake", message: `Sandbox ${this.id} was destroyed.` });
   }
@@ -176,7 +224,13 @@ export class FakeDriver implements SandboxDriverV1 {
       const stdin = Buffer.concat(stdinChunks).toString("latin1");
       void (async () => {
         if (handler) {
-          const response = await handler.respond({ command: request.command, cwd: request.cwd, env: request.env, stdin: Buffer.from(stdin, "latin1").toString("utf8"), sandboxId: this.id });
+          const response = await handler.respond({
+            command: request.command,
+            cwd: request.cwd,
+            env: request.env,
+            stdin: Buffer.from(stdin, "latin1").toString("utf8"),
+            sandboxId: this.id,
+          });
           if (killed) return;
           if (response.stdout) request.onStdout(encoder.encode(response.stdout));
           if (response.stderr) request.onStderr(encoder.encode(response.stderr));
@@ -197,8 +251,12 @@ export class FakeDriver implements SandboxDriverV1 {
             stdin,
             signal: controller.signal,
             // A background job writing after its command returned: nobody is listening.
-            onStdout: (bytes) => { if (!settled) request.onStdout(bytes); },
-            onStderr: (bytes) => { if (!settled) request.onStderr(bytes); },
+            onStdout: (bytes) => {
+              if (!settled) request.onStdout(bytes);
+            },
+            onStderr: (bytes) => {
+              if (!settled) request.onStderr(bytes);
+            },
             onJob: (job) => jobs.push(job),
           });
         } catch (error) {
@@ -302,7 +360,10 @@ export class FakeDriver implements SandboxDriverV1 {
   private async snapshotRoots(): Promise<PythonRoot[]> {
     const readOnlyMounts = this.config.options.mounts.filter((mount) => mount.readOnly).map((mount) => mount.sandboxPath);
     const isReadOnly = (path: string) => readOnlyMounts.some((mount) => path === mount || path.startsWith(`${mount}/`));
-    const paths = new Map<string, boolean>([[this.workspace, false], ["/tmp", false]]);
+    const paths = new Map<string, boolean>([
+      [this.workspace, false],
+      ["/tmp", false],
+    ]);
     for (const mount of this.config.options.mounts) paths.set(mount.sandboxPath, mount.readOnly);
     const roots: PythonRoot[] = [];
     for (const [path, readOnly] of paths) {
@@ -369,12 +430,26 @@ export class FakeDriver implements SandboxDriverV1 {
    * resolved path every operation then uses.
    */
   private async confined(path: string, followFinal: boolean): Promise<string> {
-    const escapes = () => new PathError({ path, reason: "escapes-workspace", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace.` });
+    const escapes = () =>
+      new PathError({
+        path,
+        reason: "escapes-workspace",
+        backend: "fake",
+        message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace.`,
+      });
     if (path === this.workspace) return path;
     const name = path.slice(path.lastIndexOf("/") + 1);
     let ancestor = path.slice(0, path.lastIndexOf("/")) || "/";
-    while (!(await this.fs.lstat(ancestor).then(() => true, () => false))) ancestor = ancestor.slice(0, ancestor.lastIndexOf("/")) || "/";
-    const resolvedAncestor = await this.fs.realpath(ancestor).catch(() => { throw escapes(); });
+    while (
+      !(await this.fs.lstat(ancestor).then(
+        () => true,
+        () => false,
+      ))
+    )
+      ancestor = ancestor.slice(0, ancestor.lastIndexOf("/")) || "/";
+    const resolvedAncestor = await this.fs.realpath(ancestor).catch(() => {
+      throw escapes();
+    });
     if (!this.inside(resolvedAncestor)) throw escapes();
     const parent = path.slice(0, path.lastIndexOf("/")) || "/";
     const resolvedParent = parent === ancestor ? resolvedAncestor : resolvedAncestor + parent.slice(ancestor.length);
@@ -382,7 +457,9 @@ export class FakeDriver implements SandboxDriverV1 {
     if (!followFinal) return resolved;
     const stat = await this.fs.lstat(resolved).catch(() => undefined);
     if (!stat?.isSymbolicLink) return resolved;
-    const target = await this.fs.realpath(resolved).catch(() => { throw escapes(); });
+    const target = await this.fs.realpath(resolved).catch(() => {
+      throw escapes();
+    });
     if (!this.inside(target)) throw escapes();
     return target;
   }
@@ -391,10 +468,26 @@ export class FakeDriver implements SandboxDriverV1 {
     this.ensureAvailable();
     this.record("file", "readFile", { path });
     const target = await this.confined(path, true);
-    const resolved = await this.fs.stat(target).catch((error) => { throw translateFileError(error, path); });
-    if (resolved.isDirectory) throw new PathError({ path, reason: "is-a-directory", backend: "fake", message: `Refused to read ${JSON.stringify(path)}: it is a directory.` });
-    if (!resolved.isFile) throw new PathError({ path, reason: "not-a-regular-file", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a regular file.` });
-    const bytes = await this.fs.readFileBuffer(target).catch((error) => { throw translateFileError(error, path); });
+    const resolved = await this.fs.stat(target).catch((error) => {
+      throw translateFileError(error, path);
+    });
+    if (resolved.isDirectory)
+      throw new PathError({
+        path,
+        reason: "is-a-directory",
+        backend: "fake",
+        message: `Refused to read ${JSON.stringify(path)}: it is a directory.`,
+      });
+    if (!resolved.isFile)
+      throw new PathError({
+        path,
+        reason: "not-a-regular-file",
+        backend: "fake",
+        message: `Refused path ${JSON.stringify(path)}: it is not a regular file.`,
+      });
+    const bytes = await this.fs.readFileBuffer(target).catch((error) => {
+      throw translateFileError(error, path);
+    });
     return new ReadableStream<Uint8Array>({
       start(controller) {
         const chunkSize = 64 * 1024;
@@ -420,14 +513,23 @@ export class FakeDriver implements SandboxDriverV1 {
     const existing = await this.fs.lstat(target).catch(() => undefined);
     if (existing?.isDirectory) throw translateFileError(new Error("EISDIR: is a directory"), path);
     const parent = target.slice(0, target.lastIndexOf("/")) || "/";
-    await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
+    await this.fs.mkdir(parent, { recursive: true }).catch((error) => {
+      throw translateFileError(error, parent);
+    });
     // A final symbolic link is replaced, never written through (ADR 0020).
-    if (existing?.isSymbolicLink) await this.fs.rm(target, { force: true }).catch((error) => { throw translateFileError(error, path); });
-    await this.fs.writeFile(target, bytes).catch((error) => { throw translateFileError(error, path); });
+    if (existing?.isSymbolicLink)
+      await this.fs.rm(target, { force: true }).catch((error) => {
+        throw translateFileError(error, path);
+      });
+    await this.fs.writeFile(target, bytes).catch((error) => {
+      throw translateFileError(error, path);
+    });
   }
 
   private async entry(path: string, shownPath = path): Promise<FileEntry> {
-    const stat = await this.fs.lstat(path).catch((error) => { throw translateFileError(error, shownPath); });
+    const stat = await this.fs.lstat(path).catch((error) => {
+      throw translateFileError(error, shownPath);
+    });
     return {
       name: shownPath.slice(shownPath.lastIndexOf("/") + 1),
       path: shownPath,
@@ -442,8 +544,16 @@ export class FakeDriver implements SandboxDriverV1 {
     this.record("file", "list", { path });
     const target = await this.confined(path, true);
     const info = await this.entry(target, path);
-    if (info.type !== "directory") throw new PathError({ path, reason: "not-a-directory", backend: "fake", message: `Refused path ${JSON.stringify(path)}: it is not a directory.` });
-    const names = await this.fs.readdir(target).catch((error) => { throw translateFileError(error, path); });
+    if (info.type !== "directory")
+      throw new PathError({
+        path,
+        reason: "not-a-directory",
+        backend: "fake",
+        message: `Refused path ${JSON.stringify(path)}: it is not a directory.`,
+      });
+    const names = await this.fs.readdir(target).catch((error) => {
+      throw translateFileError(error, path);
+    });
     return Promise.all(names.sort().map((name) => this.entry(`${target}/${name}`, path === "/" ? `/${name}` : `${path}/${name}`)));
   }
 
@@ -459,8 +569,16 @@ export class FakeDriver implements SandboxDriverV1 {
     const target = await this.confined(path, false);
     const info = await this.entry(target, path);
     // A folder without `recursive` is refused, empty or not (ADR 0020).
-    if (info.type === "directory" && !options.recursive) throw new PathError({ path, reason: "is-a-directory", backend: "fake", message: `Cannot remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.` });
-    await this.fs.rm(target, { recursive: options.recursive }).catch((error) => { throw translateFileError(error, path); });
+    if (info.type === "directory" && !options.recursive)
+      throw new PathError({
+        path,
+        reason: "is-a-directory",
+        backend: "fake",
+        message: `Cannot remove ${JSON.stringify(path)}: it is a directory; pass { recursive: true }.`,
+      });
+    await this.fs.rm(target, { recursive: options.recursive }).catch((error) => {
+      throw translateFileError(error, path);
+    });
   }
 
   async mkdir(path: string): Promise<void> {
@@ -468,8 +586,16 @@ export class FakeDriver implements SandboxDriverV1 {
     this.record("file", "mkdir", { path });
     const target = await this.confined(path, true);
     const existing = await this.fs.lstat(target).catch(() => undefined);
-    if (existing && !existing.isDirectory) throw new PathError({ path, reason: "not-a-directory", backend: "fake", message: `Refused path ${JSON.stringify(path)}: a file stands where the directory should be.` });
-    await this.fs.mkdir(target, { recursive: true }).catch((error) => { throw translateFileError(error, path); });
+    if (existing && !existing.isDirectory)
+      throw new PathError({
+        path,
+        reason: "not-a-directory",
+        backend: "fake",
+        message: `Refused path ${JSON.stringify(path)}: a file stands where the directory should be.`,
+      });
+    await this.fs.mkdir(target, { recursive: true }).catch((error) => {
+      throw translateFileError(error, path);
+    });
   }
 
   async rename(from: string, to: string): Promise<void> {
@@ -477,10 +603,16 @@ export class FakeDriver implements SandboxDriverV1 {
     this.record("file", "rename", { from, to });
     const source = await this.confined(from, false);
     const destination = await this.confined(to, false);
-    await this.fs.lstat(source).catch((error) => { throw translateFileError(error, from); });
+    await this.fs.lstat(source).catch((error) => {
+      throw translateFileError(error, from);
+    });
     const parent = destination.slice(0, destination.lastIndexOf("/")) || "/";
-    await this.fs.mkdir(parent, { recursive: true }).catch((error) => { throw translateFileError(error, parent); });
-    await this.fs.mv(source, destination).catch((error) => { throw translateFileError(error, from); });
+    await this.fs.mkdir(parent, { recursive: true }).catch((error) => {
+      throw translateFileError(error, parent);
+    });
+    await this.fs.mv(source, destination).catch((error) => {
+      throw translateFileError(error, from);
+    });
   }
 
   async destroy(): Promise<void> {

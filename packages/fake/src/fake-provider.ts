@@ -1,7 +1,17 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { defineCapabilities, narrowCapabilities, type BackendStatus, type Capabilities, type DriverAudit, type ProviderCreateRequest, type ResolvedCreateOptions, type SandboxDriverV1, type SandboxProviderV1 } from "@sbx/core";
+import {
+  defineCapabilities,
+  narrowCapabilities,
+  type BackendStatus,
+  type Capabilities,
+  type DriverAudit,
+  type ProviderCreateRequest,
+  type ResolvedCreateOptions,
+  type SandboxDriverV1,
+  type SandboxProviderV1,
+} from "@sbx/core";
 import { REDACTED, throwIfAborted } from "@sbx/core/adapter";
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
@@ -109,7 +119,13 @@ class FakeProvider implements FakeSandboxProvider {
   async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
     const { options } = request;
     const secrets = Object.values(options.secrets);
-    this.record.add("create", null, "create", { target: request.target, options: { ...options, secrets: Object.fromEntries(Object.keys(options.secrets).map((name) => [name, REDACTED])) } }, secrets);
+    this.record.add(
+      "create",
+      null,
+      "create",
+      { target: request.target, options: { ...options, secrets: Object.fromEntries(Object.keys(options.secrets).map((name) => [name, REDACTED])) } },
+      secrets,
+    );
     throwIfAborted(request.signal, "fake");
     this.faults.takeCreateFailure();
     this.sequence += 1;
@@ -140,14 +156,16 @@ class FakeProvider implements FakeSandboxProvider {
         limits: {
           requested: options.limits ?? null,
           applied: null,
-          enforcement: "none: the fake runs in this process and enforces no CPU, memory or process limits (RESOURCE_LIMITS is off, so limits are refused)",
+          enforcement:
+            "none: the fake runs in this process and enforces no CPU, memory or process limits (RESOURCE_LIMITS is off, so limits are refused)",
         },
         mounts: {
           requested: mounts,
           applied: mounts,
-          enforcement: mounts.length === 0
-            ? "no host folders mounted"
-            : "in-process: read-only mounts are just-bash OverlayFs with readOnly (writes fail with EROFS), read-write mounts are just-bash ReadWriteFs (writes reach the host folder); runCode works on a copy synced before and after each run",
+          enforcement:
+            mounts.length === 0
+              ? "no host folders mounted"
+              : "in-process: read-only mounts are just-bash OverlayFs with readOnly (writes fail with EROFS), read-write mounts are just-bash ReadWriteFs (writes reach the host folder); runCode works on a copy synced before and after each run",
         },
         user: {
           requested: options.user,

@@ -65,41 +65,57 @@ export interface CodeHandler {
   respond: (call: CodeHandlerCall) => CodeHandlerResponse | Promise<CodeHandlerResponse>;
 }
 
-const matcherSchema = z.union([z.instanceof(RegExp), z.string().min(1), z.custom<(value: string) => boolean>((value) => typeof value === "function", "must be a RegExp, a string or a function")]);
+const matcherSchema = z.union([
+  z.instanceof(RegExp),
+  z.string().min(1),
+  z.custom<(value: string) => boolean>((value) => typeof value === "function", "must be a RegExp, a string or a function"),
+]);
 const respondSchema = z.custom<(call: never) => unknown>((value) => typeof value === "function", "must be a function");
 
 /** zod schema for `createSandboxProvider(settings)`. Unknown keys are refused so typos surface. */
-export const fakeSettingsSchema = z.object({
-  /**
-   * Turns capabilities off to simulate a narrower backend (`{ STATEFUL_CODE: false }`), or narrows `languages`.
-   * Capabilities can only be turned off: `true` for one the fake lacks is refused.
-   */
-  capabilities: z.object({
-    STATEFUL_CODE: z.boolean().optional(),
-    RICH_RESULTS: z.literal(false).optional(),
-    EGRESS_ALLOWLIST: z.boolean().optional(),
-    BACKGROUND_COMMANDS: z.boolean().optional(),
-    STDIN: z.boolean().optional(),
-    HOST_MOUNTS: z.boolean().optional(),
-    RECONNECT: z.literal(false).optional(),
-    RESOURCE_LIMITS: z.literal(false).optional(),
-    languages: z.array(z.string().min(1)).optional(),
-  }).strict().optional(),
-  /** Programmed responses for commands and code. Checked in order; the first match wins. */
-  handlers: z.object({
-    commands: z.array(z.object({ match: matcherSchema, respond: respondSchema }).strict()).default([]),
-    code: z.array(z.object({ match: matcherSchema, respond: respondSchema }).strict()).default([]),
-  }).strict().optional(),
-  /** Absolute workspace path inside every sandbox. Default `"/workspace"`. */
-  workspace: z.string().regex(/^\/[A-Za-z0-9._\-/]*$/, "must be an absolute path of letters, digits, '.', '_', '-' and '/'").refine((value) => value !== "/" && !value.split("/").includes(".."), "must not be '/' or contain '..'").default("/workspace"),
-  /**
-   * Start loading Pyodide in the background when a sandbox is created, so the first `runCode` waits only for what
-   * is left of the load. Default true; false loads it on the first `runCode` (saves CPU in runs that never use Python).
-   */
-  preloadPython: z.boolean().default(true),
-  /** Files every new sandbox starts with, by path (relative paths are inside the workspace). */
-  files: z.record(z.string().min(1), z.union([z.string(), z.instanceof(Uint8Array)])).default({}),
-}).strict();
+export const fakeSettingsSchema = z
+  .object({
+    /**
+     * Turns capabilities off to simulate a narrower backend (`{ STATEFUL_CODE: false }`), or narrows `languages`.
+     * Capabilities can only be turned off: `true` for one the fake lacks is refused.
+     */
+    capabilities: z
+      .object({
+        STATEFUL_CODE: z.boolean().optional(),
+        RICH_RESULTS: z.literal(false).optional(),
+        EGRESS_ALLOWLIST: z.boolean().optional(),
+        BACKGROUND_COMMANDS: z.boolean().optional(),
+        STDIN: z.boolean().optional(),
+        HOST_MOUNTS: z.boolean().optional(),
+        RECONNECT: z.literal(false).optional(),
+        RESOURCE_LIMITS: z.literal(false).optional(),
+        languages: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
+    /** Programmed responses for commands and code. Checked in order; the first match wins. */
+    handlers: z
+      .object({
+        commands: z.array(z.object({ match: matcherSchema, respond: respondSchema }).strict()).default([]),
+        code: z.array(z.object({ match: matcherSchema, respond: respondSchema }).strict()).default([]),
+      })
+      .strict()
+      .optional(),
+    /** Absolute workspace path inside every sandbox. Default `"/workspace"`. */
+    workspace: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._\-/]*$/, "must be an absolute path of letters, digits, '.', '_', '-' and '/'")
+      .refine((value) => value !== "/" && !value.split("/").includes(".."), "must not be '/' or contain '..'")
+      .default("/workspace"),
+    /**
+     * Start loading Pyodide in the background when a sandbox is created, so the first `runCode` waits only for what
+     * is left of the load. Default true; false loads it on the first `runCode` (saves CPU in runs that never use Python).
+     */
+    preloadPython: z.boolean().default(true),
+    /** Files every new sandbox starts with, by path (relative paths are inside the workspace). */
+    files: z.record(z.string().min(1), z.union([z.string(), z.instanceof(Uint8Array)])).default({}),
+  })
+  .strict();
 
 /** Settings for `createSandboxProvider()` / `fake()`. Every field is optional. */
 export interface FakeSettings {

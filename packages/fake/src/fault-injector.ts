@@ -18,7 +18,14 @@ export class FaultInjector {
 
   /** The next `createSandbox()` fails with `error` (default: a retryable `ProviderError`). */
   failNextCreate(error?: unknown): void {
-    this.pendingCreateFailures.push(error ?? new ProviderError({ backend: "fake", retryable: true, message: "Injected fault: the fake backend failed to create a sandbox (provider.faults.failNextCreate)." }));
+    this.pendingCreateFailures.push(
+      error ??
+        new ProviderError({
+          backend: "fake",
+          retryable: true,
+          message: "Injected fault: the fake backend failed to create a sandbox (provider.faults.failNextCreate).",
+        }),
+    );
   }
 
   /** The next command (run or start) fails with `TimeoutError`, as if it ran past `timeoutMs` (default 1000) and was killed; it never runs. */
@@ -68,5 +75,10 @@ export class FaultInjector {
 }
 
 function injectedTimeout(timeoutMs: number, what: string): TimeoutError {
-  return new TimeoutError({ backend: "fake", timeoutMs, killed: true, message: `Injected fault: the ${what} ran past its ${timeoutMs} ms timeout and was killed (provider.faults.timeOut${what === "command" ? "NextCommand" : "NextCode"}).` });
+  return new TimeoutError({
+    backend: "fake",
+    timeoutMs,
+    killed: true,
+    message: `Injected fault: the ${what} ran past its ${timeoutMs} ms timeout and was killed (provider.faults.timeOut${what === "command" ? "NextCommand" : "NextCode"}).`,
+  });
 }

@@ -11,7 +11,10 @@ export function createHostMatcher(allow: readonly string[]): (host: string) => b
   const suffixes: string[] = [];
   const addresses = new BlockList();
   for (const raw of allow) {
-    const entry = raw.trim().toLowerCase().replace(/^\[|\]$/g, "");
+    const entry = raw
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, "");
     if (entry.startsWith("*.")) suffixes.push(entry.slice(1));
     else if (entry.includes("/")) {
       const [address, prefix] = entry.split("/");
@@ -21,7 +24,11 @@ export function createHostMatcher(allow: readonly string[]): (host: string) => b
     else names.add(entry.replace(/\.$/, ""));
   }
   return (host: string) => {
-    const normalised = host.trim().toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+    const normalised = host
+      .trim()
+      .toLowerCase()
+      .replace(/^\[|\]$/g, "")
+      .replace(/\.$/, "");
     const family = isIP(normalised);
     if (family !== 0) return addresses.check(normalised, family === 6 ? "ipv6" : "ipv4");
     if (names.has(normalised)) return true;

@@ -26,7 +26,11 @@ export class OutputEncoder {
       return bytes;
     }
     const shape = utf8Shape(bytes);
-    const raw = shape.valid || shape.unfinishedTail || (this.pendingContinuation && shape.leadingContinuations > 0) || bytes.some((byte) => (byte >= 0x80 && byte <= 0x9f) || byte === 0xfe || byte === 0xff);
+    const raw =
+      shape.valid ||
+      shape.unfinishedTail ||
+      (this.pendingContinuation && shape.leadingContinuations > 0) ||
+      bytes.some((byte) => (byte >= 0x80 && byte <= 0x9f) || byte === 0xfe || byte === 0xff);
     if (!raw) {
       this.pendingContinuation = false;
       return new TextEncoder().encode(text);

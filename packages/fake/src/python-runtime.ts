@@ -79,7 +79,10 @@ export class PythonRuntime {
   warm(): Promise<void> {
     const ready = this.start();
     this.updateReference();
-    return ready.then(() => {}, () => {});
+    return ready.then(
+      () => {},
+      () => {},
+    );
   }
 
   /** True once the interpreter is loaded and nothing is running or queued in it. */
@@ -118,7 +121,13 @@ export class PythonRuntime {
           this.pump();
           this.updateReference();
         } else if (message.type === "failed") {
-          reject(new BackendUnavailableError({ backend: "fake", remedy: "Reinstall @sbx/fake (its pyodide dependency).", message: `Pyodide failed to load: ${String(message.message)}` }));
+          reject(
+            new BackendUnavailableError({
+              backend: "fake",
+              remedy: "Reinstall @sbx/fake (its pyodide dependency).",
+              message: `Pyodide failed to load: ${String(message.message)}`,
+            }),
+          );
         } else this.onMessage(message);
       });
       worker.on("error", (error) => {
@@ -164,7 +173,12 @@ export class PythonRuntime {
       this.running = undefined;
       Atomics.store(this.interruptBuffer, 0, 0);
       if (message.missingContext) {
-        running.reject(new ProviderError({ backend: "fake", message: `Code context ${running.request.contextId} was lost: its Python interpreter was restarted after a run could not be interrupted, or its sandbox was closed. Create a new context.` }));
+        running.reject(
+          new ProviderError({
+            backend: "fake",
+            message: `Code context ${running.request.contextId} was lost: its Python interpreter was restarted after a run could not be interrupted, or its sandbox was closed. Create a new context.`,
+          }),
+        );
       } else running.resolve({ error: (message.error as ExecutionError | null) ?? null, roots: (message.roots as PythonRoot[]) ?? [] });
       this.pump();
       this.updateReference();
@@ -234,7 +248,10 @@ export class PythonRuntime {
     if (request.contextId !== null) {
       const generation = this.contextGenerations.get(request.contextId);
       if (generation === undefined || generation !== this.generation || !this.worker) {
-        throw new ProviderError({ backend: "fake", message: `Code context ${request.contextId} was lost: a run in it could not be interrupted (a long call in C), so its Python interpreter was ended, or its sandbox was closed. Other contexts are unaffected; create a new context.` });
+        throw new ProviderError({
+          backend: "fake",
+          message: `Code context ${request.contextId} was lost: a run in it could not be interrupted (a long call in C), so its Python interpreter was ended, or its sandbox was closed. Other contexts are unaffected; create a new context.`,
+        });
       }
     }
     await this.loadedWorker();

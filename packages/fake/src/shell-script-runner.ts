@@ -1,4 +1,13 @@
-import { defineCommand, serialize, type Bash, type Command, type IFileSystem, type ScriptNode, type StatementNode, type TransformPlugin } from "just-bash";
+import {
+  defineCommand,
+  serialize,
+  type Bash,
+  type Command,
+  type IFileSystem,
+  type ScriptNode,
+  type StatementNode,
+  type TransformPlugin,
+} from "just-bash";
 import { StatementOutputFileSystem, type OutputStreamSink } from "./statement-output-file-system.js";
 
 /** First statement of every script the runner executes (`__sbx_stream <token>; ` on the script's first line, so line numbers stay): marks it for the transform. */
@@ -57,7 +66,13 @@ function simpleCommandStatement(name: string, args: readonly string[]): Statemen
     type: "Statement",
     background: false,
     operators: [],
-    pipelines: [{ type: "Pipeline", negated: false, commands: [{ type: "SimpleCommand", name: literalWord(name), args: args.map(literalWord), assignments: [], redirections: [] }] }],
+    pipelines: [
+      {
+        type: "Pipeline",
+        negated: false,
+        commands: [{ type: "SimpleCommand", name: literalWord(name), args: args.map(literalWord), assignments: [], redirections: [] }],
+      },
+    ],
   } as unknown as StatementNode;
 }
 
@@ -71,7 +86,9 @@ function simpleCommandName(statement: StatementNode): string | undefined {
 }
 
 function isFunctionDefinition(statement: StatementNode): boolean {
-  return statement.pipelines.length === 1 && statement.pipelines[0]!.commands.length === 1 && statement.pipelines[0]!.commands[0]!.type === "FunctionDef";
+  return (
+    statement.pipelines.length === 1 && statement.pipelines[0]!.commands.length === 1 && statement.pipelines[0]!.commands[0]!.type === "FunctionDef"
+  );
 }
 
 /**
@@ -179,18 +196,22 @@ export class ShellScriptRunner {
         type: "Statement",
         background: false,
         operators: [],
-        pipelines: [{
-          type: "Pipeline",
-          negated: false,
-          commands: [{
-            type: "Group",
-            body: [statement],
-            redirections: [
-              { type: "Redirection", fd: null, operator: ">>", target: literalWord(run.stdoutPath) },
-              { type: "Redirection", fd: 2, operator: ">>", target: literalWord(run.stderrPath) },
+        pipelines: [
+          {
+            type: "Pipeline",
+            negated: false,
+            commands: [
+              {
+                type: "Group",
+                body: [statement],
+                redirections: [
+                  { type: "Redirection", fd: null, operator: ">>", target: literalWord(run.stdoutPath) },
+                  { type: "Redirection", fd: 2, operator: ">>", target: literalWord(run.stderrPath) },
+                ],
+              },
             ],
-          }],
-        }],
+          },
+        ],
       } as unknown as StatementNode;
     });
     return { type: "Script", statements: wrapped };
@@ -200,10 +221,13 @@ export class ShellScriptRunner {
     const bash = this.bash!;
     const job = bash
       .exec(`${STREAM_MARKER_COMMAND} ${run.token}; ${source}`, { cwd, env, replaceEnv: true, signal: run.request.signal, rawScript: true })
-      .then((result) => {
-        this.emitLeftovers(run, result.stdout, result.stderr);
-        return result.exitCode;
-      }, () => 1);
+      .then(
+        (result) => {
+          this.emitLeftovers(run, result.stdout, result.stderr);
+          return result.exitCode;
+        },
+        () => 1,
+      );
     run.jobs.push(job);
     run.request.onJob(job.then(() => {}));
   }
@@ -243,7 +267,16 @@ export class ShellScriptRunner {
     const token = crypto.randomUUID().replaceAll("-", "");
     const sink: OutputStreamSink = { onStdout: request.onStdout, onStderr: request.onStderr };
     const streams = this.output.open(token, sink);
-    const run: ScriptRun = { token, stdoutPath: streams.stdoutPath, stderrPath: streams.stderrPath, request, jobSources: [], jobs: [], functionSources: [], exitTrap: "" };
+    const run: ScriptRun = {
+      token,
+      stdoutPath: streams.stdoutPath,
+      stderrPath: streams.stderrPath,
+      request,
+      jobSources: [],
+      jobs: [],
+      functionSources: [],
+      exitTrap: "",
+    };
     this.runs.set(token, run);
     try {
       const result = await bash.exec(`${STREAM_MARKER_COMMAND} ${token}; ${request.script}`, {

@@ -21,7 +21,11 @@ afterEach(async () => {
 
 function recordingSource() {
   const revoked: CredentialRevokeRequest[] = [];
-  const source = credential({ id: "fake-test-token", issue: ({ sandboxId }) => `fake-issued-${sandboxId}-value`, revoke: (request) => void revoked.push(request) });
+  const source = credential({
+    id: "fake-test-token",
+    issue: ({ sandboxId }) => `fake-issued-${sandboxId}-value`,
+    revoke: (request) => void revoked.push(request),
+  });
   return { source, revoked };
 }
 

@@ -17,9 +17,14 @@ it("the fake refuses to download a sparse 3 GiB file without maxBytes and leaves
   try {
     await writeFile(join(source, "sparse.bin"), "");
     await truncate(join(source, "sparse.bin"), sparseBytes);
-    await using sandbox = await createSandbox(createSandboxProvider(), { mounts: [{ hostPath: source, sandboxPath: "/workspace/data", readOnly: true }] });
+    await using sandbox = await createSandbox(createSandboxProvider(), {
+      mounts: [{ hostPath: source, sandboxPath: "/workspace/data", readOnly: true }],
+    });
     expect((await sandbox.files.stat("data/sparse.bin")).size).toBe(sparseBytes);
-    const error = await sandbox.files.download("data/sparse.bin", join(destination, "sparse.out")).then(() => undefined, (caught: unknown) => caught);
+    const error = await sandbox.files.download("data/sparse.bin", join(destination, "sparse.out")).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(FileTooLargeError);
     expect(error).toMatchObject({ code: "SBX_FILE_TOO_LARGE", sizeBytes: sparseBytes, limitBytes: DEFAULT_DOWNLOAD_LIMIT_BYTES, option: "maxBytes" });
     expect(await readdir(destination)).toEqual([]);

@@ -104,7 +104,15 @@ describe("handlers", () => {
     const seen: string[] = [];
     const provider = createSandboxProvider({
       handlers: {
-        commands: [{ match: /^git push/, respond: ({ command }) => { seen.push(command); return { exitCode: 0, stdout: "pushed\n" }; } }],
+        commands: [
+          {
+            match: /^git push/,
+            respond: ({ command }) => {
+              seen.push(command);
+              return { exitCode: 0, stdout: "pushed\n" };
+            },
+          },
+        ],
       },
     });
     await using sandbox = await createSandbox(provider);
@@ -115,7 +123,9 @@ describe("handlers", () => {
   });
 
   it("command handlers see stdin", async () => {
-    const provider = createSandboxProvider({ handlers: { commands: [{ match: "upper", respond: ({ stdin }) => ({ stdout: stdin.toUpperCase() }) }] } });
+    const provider = createSandboxProvider({
+      handlers: { commands: [{ match: "upper", respond: ({ stdin }) => ({ stdout: stdin.toUpperCase() }) }] },
+    });
     await using sandbox = await createSandbox(provider);
     expect((await sandbox.commands.run("upper", { stdin: "abc" })).stdout).toBe("ABC");
   });
@@ -211,7 +221,10 @@ describe("shell runner", () => {
   it("carries variables, functions, cwd and set -e across top-level statements, and streams per statement", async () => {
     await using sandbox = await createSandbox(createSandboxProvider());
     const chunks: string[] = [];
-    const result = await sandbox.commands.run("x=5\ngreet() { echo hi-$1; }\nmkdir -p sub && cd sub\necho $x; greet you; pwd\nset -e\nfalse\necho unreachable", { onStdout: (text) => chunks.push(text) });
+    const result = await sandbox.commands.run(
+      "x=5\ngreet() { echo hi-$1; }\nmkdir -p sub && cd sub\necho $x; greet you; pwd\nset -e\nfalse\necho unreachable",
+      { onStdout: (text) => chunks.push(text) },
+    );
     expect(result.stdout).toBe(`5\nhi-you\n${sandbox.workspace}/sub\n`);
     expect(result.exitCode).toBe(1);
     expect(chunks.length).toBeGreaterThan(0);

@@ -10,7 +10,10 @@ export class IdleTimer {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
-  constructor(private readonly idleTimeoutMs: number, private readonly onIdle: () => void) {
+  constructor(
+    private readonly idleTimeoutMs: number,
+    private readonly onIdle: () => void,
+  ) {
     this.arm();
   }
 

@@ -53,6 +53,12 @@ export class SandboxHolder {
     this.closed = true;
     const pending = this.creating;
     await this.kill().catch(() => undefined);
-    if (pending) await pending.then((sandbox) => sandbox.kill(), () => undefined).catch(() => undefined);
+    if (pending)
+      await pending
+        .then(
+          (sandbox) => sandbox.kill(),
+          () => undefined,
+        )
+        .catch(() => undefined);
   }
 }

@@ -60,7 +60,9 @@ interface LiveSession {
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
 function reply(response: ServerResponse, status: number, message: string, options: { code?: number; headers?: Record<string, string> } = {}): void {
-  response.writeHead(status, { "content-type": "application/json", ...options.headers }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: options.code ?? -32000, message }, id: null }));
+  response
+    .writeHead(status, { "content-type": "application/json", ...options.headers })
+    .end(JSON.stringify({ jsonrpc: "2.0", error: { code: options.code ?? -32000, message }, id: null }));
 }
 
 /** A positive whole number option, or its default; anything else is a programming error, thrown at start-up. */
@@ -115,10 +117,15 @@ export async function serveHttp(options: HttpServeOptions = {}): Promise<HttpMcp
     }
     if (request.method !== "POST") return reply(response, 400, "No mcp-session-id: initialize a session with a POST first.");
     if (sessions.size + initializing >= maxSessions) {
-      return reply(response, 503, `Too many MCP sessions: this server holds at most ${maxSessions} (maxSessions). End one with DELETE, or retry after idle sessions expire (${Math.ceil(idleTimeoutMs / 1000)} s without a request).`, {
-        code: TOO_MANY_SESSIONS_ERROR_CODE,
-        headers: { "retry-after": String(Math.ceil(idleTimeoutMs / 1000)) },
-      });
+      return reply(
+        response,
+        503,
+        `Too many MCP sessions: this server holds at most ${maxSessions} (maxSessions). End one with DELETE, or retry after idle sessions expire (${Math.ceil(idleTimeoutMs / 1000)} s without a request).`,
+        {
+          code: TOO_MANY_SESSIONS_ERROR_CODE,
+          headers: { "retry-after": String(Math.ceil(idleTimeoutMs / 1000)) },
+        },
+      );
     }
     initializing += 1;
     const session = createSandboxMcpServer(options);
@@ -161,7 +168,10 @@ export async function serveHttp(options: HttpServeOptions = {}): Promise<HttpMcp
   });
   const address = server.address() as AddressInfo;
   const url = new URL(`http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}${path}`);
-  ownOrigins = new Set([url.origin, ...(loopbackOnly ? [`http://localhost:${address.port}`, `http://127.0.0.1:${address.port}`, `http://[::1]:${address.port}`] : [])]);
+  ownOrigins = new Set([
+    url.origin,
+    ...(loopbackOnly ? [`http://localhost:${address.port}`, `http://127.0.0.1:${address.port}`, `http://[::1]:${address.port}`] : []),
+  ]);
   return {
     url,
     get sessionCount() {

@@ -33,9 +33,19 @@ export interface ToolErrorView {
 export function describeToolError(error: unknown): ToolErrorView {
   if (isSbxError(error)) {
     const own = (error as { remedy?: unknown }).remedy;
-    return { code: error.code, message: error.message, remedy: typeof own === "string" && own ? own : (REMEDIES[error.code] ?? ""), retryable: error.retryable };
+    return {
+      code: error.code,
+      message: error.message,
+      remedy: typeof own === "string" && own ? own : (REMEDIES[error.code] ?? ""),
+      retryable: error.retryable,
+    };
   }
-  return { code: "INTERNAL", message: error instanceof Error ? error.message : String(error), remedy: "An unexpected server error; report it to the server's operator.", retryable: false };
+  return {
+    code: "INTERNAL",
+    message: error instanceof Error ? error.message : String(error),
+    remedy: "An unexpected server error; report it to the server's operator.",
+    retryable: false,
+  };
 }
 
 /**

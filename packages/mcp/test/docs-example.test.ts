@@ -8,7 +8,10 @@ const IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 /** The lines between `// #region name` and `// #endregion name`, dedented. */
 async function region(file: URL, name: string): Promise<string> {
   const lines = (await readFile(file, "utf8")).split("\n");
-  const body = lines.slice(lines.findIndex((line) => line.trim() === `// #region ${name}`) + 1, lines.findIndex((line) => line.trim() === `// #endregion ${name}`));
+  const body = lines.slice(
+    lines.findIndex((line) => line.trim() === `// #region ${name}`) + 1,
+    lines.findIndex((line) => line.trim() === `// #endregion ${name}`),
+  );
   const indent = Math.min(...body.filter((line) => line.trim()).map((line) => line.length - line.trimStart().length));
   return body.map((line) => line.slice(indent)).join("\n");
 }

@@ -5,17 +5,32 @@ import { createSandboxProvider } from "@sbx/fake";
 import { describe, expect, it } from "vitest";
 import { serveHttp, TOO_MANY_SESSIONS_ERROR_CODE, type HttpMcpServer } from "../src/index.js";
 
-const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
 
 /** One raw HTTP request to the server: status, headers and body. */
-function send(url: URL, options: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function send(
+  url: URL,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, { method: options.method ?? "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...options.headers } }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    });
+    const outgoing = request(
+      url,
+      {
+        method: options.method ?? "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...options.headers },
+      },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => (body += chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      },
+    );
     outgoing.on("error", reject);
     outgoing.end(options.body);
   });
@@ -80,7 +95,9 @@ describe("Streamable HTTP: session cap", () => {
         expect(error.message).toMatch(/^Too many MCP sessions: this server holds at most 3 \(maxSessions\)/);
       }
       expect(server.sessionCount).toBe(3);
-      expect((await send(server.url, { method: "DELETE", headers: { "mcp-session-id": ids[0]!, "mcp-protocol-version": "2025-06-18" } })).status).toBe(200);
+      expect(
+        (await send(server.url, { method: "DELETE", headers: { "mcp-session-id": ids[0]!, "mcp-protocol-version": "2025-06-18" } })).status,
+      ).toBe(200);
       expect(server.sessionCount).toBe(2);
       expect((await send(server.url, { body: INITIALIZE })).status).toBe(200);
     });
@@ -115,7 +132,11 @@ describe("Streamable HTTP: idle sessions", () => {
       const initialized = await send(server.url, { body: INITIALIZE });
       const headers = { "mcp-session-id": String(initialized.headers["mcp-session-id"]), "mcp-protocol-version": "2025-06-18" };
       expect((await send(server.url, { headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).status).toBe(202);
-      const call = (id: number, command: string) => send(server.url, { headers, body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "run_command", arguments: { command } } }) });
+      const call = (id: number, command: string) =>
+        send(server.url, {
+          headers,
+          body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "run_command", arguments: { command } } }),
+        });
       const slow = await call(2, "sleep 1.5; echo done");
       expect(slow.status).toBe(200);
       expect(slow.body).toContain("exit code 0\\n--- stdout ---\\ndone");

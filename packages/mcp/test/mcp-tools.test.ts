@@ -51,13 +51,32 @@ describe.each(TRANSPORTS)("the sbx MCP server over %s, on the fake", (kind) => {
   });
 
   it("write_file, read_file and list_files work on the same sandbox as run_command", async () => {
-    expect((await connection.call("write_file", { path: "notes/a.txt", content: "hello mcp" })).structuredContent).toEqual({ path: "notes/a.txt", size: 9 });
-    expect((await connection.call("write_file", { path: "notes/b.bin", content: Buffer.from([0, 255, 1]).toString("base64"), encoding: "base64" })).isError).toBeFalsy();
+    expect((await connection.call("write_file", { path: "notes/a.txt", content: "hello mcp" })).structuredContent).toEqual({
+      path: "notes/a.txt",
+      size: 9,
+    });
+    expect(
+      (await connection.call("write_file", { path: "notes/b.bin", content: Buffer.from([0, 255, 1]).toString("base64"), encoding: "base64" }))
+        .isError,
+    ).toBeFalsy();
     expect((await connection.call("run_command", { command: "cat notes/a.txt" })).structuredContent).toMatchObject({ stdout: "hello mcp" });
-    expect((await connection.call("read_file", { path: "notes/a.txt" })).structuredContent).toMatchObject({ content: "hello mcp", size: 9, truncated: false });
-    expect((await connection.call("read_file", { path: "notes/b.bin", encoding: "base64" })).structuredContent).toMatchObject({ content: "AP8B", size: 3 });
+    expect((await connection.call("read_file", { path: "notes/a.txt" })).structuredContent).toMatchObject({
+      content: "hello mcp",
+      size: 9,
+      truncated: false,
+    });
+    expect((await connection.call("read_file", { path: "notes/b.bin", encoding: "base64" })).structuredContent).toMatchObject({
+      content: "AP8B",
+      size: 3,
+    });
     const listing = await connection.call("list_files", { path: "notes" });
-    expect((listing.structuredContent as { entries: Array<{ name: string; type: string; size: number }> }).entries.map(({ name, type, size }) => ({ name, type, size }))).toEqual([
+    expect(
+      (listing.structuredContent as { entries: Array<{ name: string; type: string; size: number }> }).entries.map(({ name, type, size }) => ({
+        name,
+        type,
+        size,
+      })),
+    ).toEqual([
       { name: "a.txt", type: "file", size: 9 },
       { name: "b.bin", type: "file", size: 3 },
     ]);
@@ -151,7 +170,7 @@ describe("Streamable HTTP sessions", () => {
     await second.connect(secondTransport);
     try {
       const one = (await first.call("sandbox_create")).structuredContent as { id: string };
-      const two = ((await second.callTool({ name: "sandbox_create", arguments: {} })).structuredContent) as { id: string };
+      const two = (await second.callTool({ name: "sandbox_create", arguments: {} })).structuredContent as { id: string };
       expect(one.id).not.toBe(two.id);
       expect(first.http!.sessionCount).toBe(2);
       await secondTransport.terminateSession();
@@ -167,12 +186,26 @@ describe("Streamable HTTP sessions", () => {
     try {
       const { request } = await import("node:http");
       const status = await new Promise<number>((resolve, reject) => {
-        const outgoing = request(connection.http!.url, { method: "POST", headers: { host: "attacker.example", "content-type": "application/json", accept: "application/json, text/event-stream" } }, (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        });
+        const outgoing = request(
+          connection.http!.url,
+          {
+            method: "POST",
+            headers: { host: "attacker.example", "content-type": "application/json", accept: "application/json, text/event-stream" },
+          },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
         outgoing.on("error", reject);
-        outgoing.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }));
+        outgoing.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+          }),
+        );
       });
       expect(status).toBe(403);
     } finally {

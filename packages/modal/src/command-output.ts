@@ -33,7 +33,10 @@ async function pump(stream: ReadableStream<Uint8Array>, deliver: (chunk: Uint8Ar
 }
 
 /** Starts reading a command's stdout and stderr into the request's callbacks. */
-export function pumpCommandOutput(streams: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> }, deliver: { onStdout: (chunk: Uint8Array) => void; onStderr: (chunk: Uint8Array) => void }): CommandOutput {
+export function pumpCommandOutput(
+  streams: { stdout: ReadableStream<Uint8Array>; stderr: ReadableStream<Uint8Array> },
+  deliver: { onStdout: (chunk: Uint8Array) => void; onStderr: (chunk: Uint8Array) => void },
+): CommandOutput {
   let chunks = 0;
   const counted = (callback: (chunk: Uint8Array) => void) => (chunk: Uint8Array) => {
     chunks++;
@@ -74,16 +77,22 @@ export type OutputEnd =
  * silence, after which the output counts as stalled (an error for the caller, never a short success). sbx's own
  * helper scripts (`cat` of a file read) leave no background process, so their output is never cut.
  */
-export async function drainCommandOutput(output: CommandOutput, options: {
-  readonly commandStillRuns: () => Promise<boolean>;
-  readonly quietWindowMs?: number;
-  readonly stallLimitMs?: number;
-  /** Stops the wait: resolves with `abandoned` (no further check runs). */
-  readonly signal?: AbortSignal;
-}): Promise<OutputEnd> {
+export async function drainCommandOutput(
+  output: CommandOutput,
+  options: {
+    readonly commandStillRuns: () => Promise<boolean>;
+    readonly quietWindowMs?: number;
+    readonly stallLimitMs?: number;
+    /** Stops the wait: resolves with `abandoned` (no further check runs). */
+    readonly signal?: AbortSignal;
+  },
+): Promise<OutputEnd> {
   const quietWindowMs = options.quietWindowMs ?? OUTPUT_QUIET_WINDOW_MS;
   const stallLimitMs = options.stallLimitMs ?? OUTPUT_STALL_LIMIT_MS;
-  const ended = output.ended.then((): OutputEnd => ({ kind: "complete" }), (error: unknown): OutputEnd => ({ kind: "failed", error }));
+  const ended = output.ended.then(
+    (): OutputEnd => ({ kind: "complete" }),
+    (error: unknown): OutputEnd => ({ kind: "failed", error }),
+  );
   const abandoned = new Promise<OutputEnd>((resolve) => {
     if (options.signal?.aborted) resolve({ kind: "abandoned" });
     options.signal?.addEventListener("abort", () => resolve({ kind: "abandoned" }), { once: true });

@@ -1,4 +1,3 @@
-
 /** Environment variable every process of one command inherits, so the kill can find children that left the group. */
 export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
 
@@ -40,7 +39,7 @@ export const KILL_COMMAND_SCRIPT = [
   "while [ $i -lt 50 ]; do",
   "  found=",
   "  for d in /proc/[0-9]*; do",
-  '    q=${d#/proc/}',
+  "    q=${d#/proc/}",
   '    [ "$q" = "$$" ] && continue',
   `    if grep -qa "${COMMAND_MARKER_VARIABLE}=$1" "$d/environ" 2>/dev/null; then kill -9 "$q" 2>/dev/null && found=1; fi`,
   "  done",
@@ -56,7 +55,7 @@ export const KILL_COMMAND_SCRIPT = [
  */
 export const COMMAND_STILL_RUNS_SCRIPT = [
   "for d in /proc/[0-9]*; do",
-  '  q=${d#/proc/}',
+  "  q=${d#/proc/}",
   '  [ "$q" = "$$" ] && continue',
   `  if grep -qa "${COMMAND_MARKER_VARIABLE}=$1" "$d/environ" 2>/dev/null; then exit 0; fi`,
   "done",

@@ -28,7 +28,22 @@ export const MODAL_CREDENTIALS_REMEDY =
   "Create a token at https://modal.com/settings/tokens (or run `modal token new`) and set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, or pass settings.tokenId and settings.tokenSecret.";
 
 /** gRPC status codes (nice-grpc `Status`). */
-const GRPC = { CANCELLED: 1, UNKNOWN: 2, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, ALREADY_EXISTS: 6, PERMISSION_DENIED: 7, RESOURCE_EXHAUSTED: 8, FAILED_PRECONDITION: 9, ABORTED: 10, UNIMPLEMENTED: 12, INTERNAL: 13, UNAVAILABLE: 14, UNAUTHENTICATED: 16 } as const;
+const GRPC = {
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
 
 function nameOf(error: unknown): string {
   if (typeof error !== "object" || error === null) return "";
@@ -72,8 +87,21 @@ export function mapModalError(error: unknown, context: ModalErrorContext): SbxEr
   const detail = messageOf(error);
   const where = context.sandboxId ? ` (sandbox ${context.sandboxId})` : "";
   const path = context.path;
-  const gone = (why: string) => new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: context.sandboxId ?? "", message: `The Modal sandbox is gone while trying to ${context.operation}${where}: ${why} ${detail}` });
-  const pathError = (reason: PathErrorReason) => new PathError({ backend: "modal", cause: error, path: path ?? "", reason, message: `Modal refused ${JSON.stringify(path)} while trying to ${context.operation} (${reason}): ${detail}` });
+  const gone = (why: string) =>
+    new SandboxNotFoundError({
+      backend: "modal",
+      cause: error,
+      sandboxId: context.sandboxId ?? "",
+      message: `The Modal sandbox is gone while trying to ${context.operation}${where}: ${why} ${detail}`,
+    });
+  const pathError = (reason: PathErrorReason) =>
+    new PathError({
+      backend: "modal",
+      cause: error,
+      path: path ?? "",
+      reason,
+      message: `Modal refused ${JSON.stringify(path)} while trying to ${context.operation} (${reason}): ${detail}`,
+    });
   switch (name) {
     case "SandboxFilesystemNotFoundError":
       return new FileNotFoundError({ backend: "modal", cause: error, path: path ?? "" });
@@ -85,11 +113,25 @@ export function mapModalError(error: unknown, context: ModalErrorContext): SbxEr
     case "SandboxFilesystemPathAlreadyExistsError":
       return pathError("exists");
     case "SandboxFilesystemPermissionError":
-      return new ProviderError({ backend: "modal", cause: error, retryable: false, message: `Permission denied in the Modal sandbox while trying to ${context.operation} ${JSON.stringify(path)}: ${detail}` });
+      return new ProviderError({
+        backend: "modal",
+        cause: error,
+        retryable: false,
+        message: `Permission denied in the Modal sandbox while trying to ${context.operation} ${JSON.stringify(path)}: ${detail}`,
+      });
     case "SandboxFilesystemFileTooLargeError":
-      return new ProviderError({ backend: "modal", cause: error, retryable: false, message: `The file ${JSON.stringify(path)} is larger than Modal's filesystem API reads at once: ${detail}` });
+      return new ProviderError({
+        backend: "modal",
+        cause: error,
+        retryable: false,
+        message: `The file ${JSON.stringify(path)} is larger than Modal's filesystem API reads at once: ${detail}`,
+      });
     case "SandboxFilesystemError":
-      return new ProviderError({ backend: "modal", cause: error, message: `Modal's filesystem API failed while trying to ${context.operation} ${JSON.stringify(path)}${where}: ${detail}` });
+      return new ProviderError({
+        backend: "modal",
+        cause: error,
+        message: `Modal's filesystem API failed while trying to ${context.operation} ${JSON.stringify(path)}${where}: ${detail}`,
+      });
     case "NotFoundError":
     case "ConflictError":
     case "SandboxTimeoutError":
@@ -98,16 +140,38 @@ export function mapModalError(error: unknown, context: ModalErrorContext): SbxEr
     case "InvalidError":
     case "AlreadyExistsError":
       if (path !== undefined) return pathError("invalid");
-      return new InvalidArgumentError({ backend: "modal", cause: error, field: "modal", message: `Modal refused an argument while trying to ${context.operation}${where}: ${detail}` });
+      return new InvalidArgumentError({
+        backend: "modal",
+        cause: error,
+        field: "modal",
+        message: `Modal refused an argument while trying to ${context.operation}${where}: ${detail}`,
+      });
     case "TimeoutError":
-      return new TimeoutError({ backend: "modal", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `Modal timed out while trying to ${context.operation}${where}: ${detail}` });
+      return new TimeoutError({
+        backend: "modal",
+        cause: error,
+        timeoutMs: context.timeoutMs ?? 0,
+        killed: false,
+        message: `Modal timed out while trying to ${context.operation}${where}: ${detail}`,
+      });
     case "ResourceExhaustedError":
-      return new ProviderError({ backend: "modal", cause: error, retryable: true, message: `Modal has no capacity right now while trying to ${context.operation}${where}; retry later. ${detail}` });
+      return new ProviderError({
+        backend: "modal",
+        cause: error,
+        retryable: true,
+        message: `Modal has no capacity right now while trying to ${context.operation}${where}; retry later. ${detail}`,
+      });
     case "AbortError":
       return new AbortedError({ backend: "modal", cause: error });
   }
   if (/Profile is missing credentials|token credentials/i.test(detail)) {
-    return new BackendUnavailableError({ backend: "modal", cause: error, retryable: false, remedy: MODAL_CREDENTIALS_REMEDY, message: `Modal has no usable credentials: ${detail} ${MODAL_CREDENTIALS_REMEDY}` });
+    return new BackendUnavailableError({
+      backend: "modal",
+      cause: error,
+      retryable: false,
+      remedy: MODAL_CREDENTIALS_REMEDY,
+      message: `Modal has no usable credentials: ${detail} ${MODAL_CREDENTIALS_REMEDY}`,
+    });
   }
   switch (code) {
     case GRPC.NOT_FOUND:
@@ -116,18 +180,48 @@ export function mapModalError(error: unknown, context: ModalErrorContext): SbxEr
       return gone("it has finished (terminated or past its timeout).");
     case GRPC.UNAUTHENTICATED:
     case GRPC.PERMISSION_DENIED:
-      return new BackendUnavailableError({ backend: "modal", cause: error, retryable: false, remedy: MODAL_CREDENTIALS_REMEDY, message: `Modal rejected the credentials while trying to ${context.operation}: ${detail} ${MODAL_CREDENTIALS_REMEDY}` });
+      return new BackendUnavailableError({
+        backend: "modal",
+        cause: error,
+        retryable: false,
+        remedy: MODAL_CREDENTIALS_REMEDY,
+        message: `Modal rejected the credentials while trying to ${context.operation}: ${detail} ${MODAL_CREDENTIALS_REMEDY}`,
+      });
     case GRPC.DEADLINE_EXCEEDED:
-      return new TimeoutError({ backend: "modal", cause: error, timeoutMs: context.timeoutMs ?? 0, killed: false, message: `A Modal call timed out while trying to ${context.operation}${where}: ${detail}` });
+      return new TimeoutError({
+        backend: "modal",
+        cause: error,
+        timeoutMs: context.timeoutMs ?? 0,
+        killed: false,
+        message: `A Modal call timed out while trying to ${context.operation}${where}: ${detail}`,
+      });
     case GRPC.UNAVAILABLE:
     case GRPC.RESOURCE_EXHAUSTED:
-      return new ProviderError({ backend: "modal", cause: error, retryable: true, message: `Modal is temporarily unavailable while trying to ${context.operation}${where}; retry later. ${detail}` });
+      return new ProviderError({
+        backend: "modal",
+        cause: error,
+        retryable: true,
+        message: `Modal is temporarily unavailable while trying to ${context.operation}${where}; retry later. ${detail}`,
+      });
     case GRPC.INVALID_ARGUMENT:
     case GRPC.ALREADY_EXISTS:
       if (path !== undefined) return pathError("invalid");
-      return new InvalidArgumentError({ backend: "modal", cause: error, field: "modal", message: `Modal refused an argument while trying to ${context.operation}${where}: ${detail}` });
+      return new InvalidArgumentError({
+        backend: "modal",
+        cause: error,
+        field: "modal",
+        message: `Modal refused an argument while trying to ${context.operation}${where}: ${detail}`,
+      });
     case GRPC.CANCELLED:
-      return new AbortedError({ backend: "modal", cause: error, message: `A Modal call was cancelled while trying to ${context.operation}${where}.` });
+      return new AbortedError({
+        backend: "modal",
+        cause: error,
+        message: `A Modal call was cancelled while trying to ${context.operation}${where}.`,
+      });
   }
-  return new ProviderError({ backend: "modal", cause: error, message: `The modal backend failed while trying to ${context.operation}${where}: ${detail}` });
+  return new ProviderError({
+    backend: "modal",
+    cause: error,
+    message: `The modal backend failed while trying to ${context.operation}${where}: ${detail}`,
+  });
 }

@@ -25,5 +25,8 @@ export function createModalClient(settings: ResolvedModalSettings): ModalClient 
 /** True when the client's profile has a token id and secret, or a complete OAuth configuration. */
 export function clientHasCredentials(client: ModalClient): boolean {
   const profile = client.profile;
-  return Boolean((profile.tokenId && profile.tokenSecret) || (profile.oauthRefreshToken && profile.oauthClientId && (profile.oauthClientSecret || profile.oauthJwtKey)));
+  return Boolean(
+    (profile.tokenId && profile.tokenSecret) ||
+    (profile.oauthRefreshToken && profile.oauthClientId && (profile.oauthClientSecret || profile.oauthJwtKey)),
+  );
 }

@@ -1,6 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { ProviderError, SandboxNotFoundError, SbxError, type DriverAudit, type SandboxDriverV1, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { commandOutOfMemoryReport, KILL_PROCESS_TREE_SCRIPT, OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, posixFileOperations, posixReadFile } from "@sbx/core/adapter";
+import {
+  ProviderError,
+  SandboxNotFoundError,
+  SbxError,
+  type DriverAudit,
+  type SandboxDriverV1,
+  type SpawnedProcess,
+  type SpawnRequest,
+} from "@sbx/core";
+import {
+  commandOutOfMemoryReport,
+  KILL_PROCESS_TREE_SCRIPT,
+  OUT_OF_MEMORY_PROBE_SCRIPT,
+  parseOutOfMemoryKills,
+  posixFileOperations,
+  posixReadFile,
+} from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
@@ -62,10 +77,17 @@ export class ModalDriver implements SandboxDriverV1 {
       exitCode = await this.sandbox.poll();
     } catch (pollError) {
       const pollMapped = mapModalError(pollError, { operation, sandboxId: this.id });
-      return pollMapped.code === "SBX_SANDBOX_NOT_FOUND" ? new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: pollMapped.message }) : mapped;
+      return pollMapped.code === "SBX_SANDBOX_NOT_FOUND"
+        ? new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: pollMapped.message })
+        : mapped;
     }
     if (exitCode === null) return mapped;
-    return new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: `The Modal sandbox ${this.id} has finished (exit code ${exitCode}: terminated, timed out or idle) while trying to ${operation}.` });
+    return new SandboxNotFoundError({
+      backend: "modal",
+      cause: error,
+      sandboxId: this.id,
+      message: `The Modal sandbox ${this.id} has finished (exit code ${exitCode}: terminated, timed out or idle) while trying to ${operation}.`,
+    });
   }
 
   /** The sandbox's exit code when it has finished, null when Modal no longer knows it, undefined while it runs. */
@@ -116,15 +138,27 @@ export class ModalDriver implements SandboxDriverV1 {
     if (end.kind === "failed") {
       const mapped = await this.failure(end.error, "read a command's output");
       if (mapped.code !== "SBX_PROVIDER") throw mapped;
-      throw new ProviderError({ backend: "modal", retryable: true, cause: end.error, message: `The output of a command in the Modal sandbox ${this.id} failed after the command exited, before its end arrived (${mapped.message}); the command's output is incomplete. Run it again.` });
+      throw new ProviderError({
+        backend: "modal",
+        retryable: true,
+        cause: end.error,
+        message: `The output of a command in the Modal sandbox ${this.id} failed after the command exited, before its end arrived (${mapped.message}); the command's output is incomplete. Run it again.`,
+      });
     }
-    throw new ProviderError({ backend: "modal", retryable: true, message: `The output of a command in the Modal sandbox ${this.id} stopped arriving after the command exited: nothing came for ${Math.round(end.quietMs / 1000)} s and no process of the command was left to hold it; the command's output is incomplete. Run it again.` });
+    throw new ProviderError({
+      backend: "modal",
+      retryable: true,
+      message: `The output of a command in the Modal sandbox ${this.id} stopped arriving after the command exited: nothing came for ${Math.round(end.quietMs / 1000)} s and no process of the command was left to hold it; the command's output is incomplete. Run it again.`,
+    });
   }
 
   /** Whether a process of the command (its marker in the environment) still runs in the sandbox. */
   private async commandStillRuns(commandId: string): Promise<boolean> {
     try {
-      const check = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_STILL_RUNS_SCRIPT, "sbx-still-runs", commandId], { stdout: "ignore", stderr: "ignore" });
+      const check = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_STILL_RUNS_SCRIPT, "sbx-still-runs", commandId], {
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       return (await this.orWhenDestroyed(check.wait(), 1)) === 0;
     } catch (error) {
       throw await this.failure(error, "check a command's background processes");
@@ -162,10 +196,13 @@ export class ModalDriver implements SandboxDriverV1 {
     const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
     try {
-      process = await this.sandbox.exec(["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"], {
-        mode: "binary",
-        env: { ...request.env, [COMMAND_MARKER_VARIABLE]: commandId },
-      });
+      process = await this.sandbox.exec(
+        ["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"],
+        {
+          mode: "binary",
+          env: { ...request.env, [COMMAND_MARKER_VARIABLE]: commandId },
+        },
+      );
     } catch (error) {
       throw await this.failure(error, "start a command");
     }
@@ -193,10 +230,15 @@ export class ModalDriver implements SandboxDriverV1 {
       if (exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted) {
         const finished = await this.finishedExitCode();
         if (finished !== undefined) {
-          throw new SandboxNotFoundError({ backend: "modal", sandboxId: this.id, message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.` });
+          throw new SandboxNotFoundError({
+            backend: "modal",
+            sandboxId: this.id,
+            message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.`,
+          });
         }
       }
-      const outOfMemoryKilled = exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted ? await this.outOfMemoryKilledSinceLastRead() : undefined;
+      const outOfMemoryKilled =
+        exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted ? await this.outOfMemoryKilledSinceLastRead() : undefined;
       await this.finishOutput(output, commandId, () => killed);
       return outOfMemoryKilled === undefined ? { exitCode } : { exitCode, outOfMemoryKilled };
     })().finally(() => {
@@ -208,7 +250,10 @@ export class ModalDriver implements SandboxDriverV1 {
         killed = true;
         if (exited || this.ended.signal.aborted) return;
         try {
-          const killer = await this.sandbox.exec(["/bin/sh", "-c", KILL_COMMAND_SCRIPT, "sbx-kill", commandId, KILL_PROCESS_TREE_SCRIPT], { stdout: "ignore", stderr: "ignore" });
+          const killer = await this.sandbox.exec(["/bin/sh", "-c", KILL_COMMAND_SCRIPT, "sbx-kill", commandId, KILL_PROCESS_TREE_SCRIPT], {
+            stdout: "ignore",
+            stderr: "ignore",
+          });
           await this.orWhenDestroyed(killer.wait(), 0);
         } catch (error) {
           if (exited || this.ended.signal.aborted) return;
@@ -264,7 +309,6 @@ export class ModalDriver implements SandboxDriverV1 {
   }
 
   // stat, list, remove, mkdir and rename: core's POSIX defaults through spawn (ADR 0020), which follow the file policy.
-
 
   async destroy(): Promise<void> {
     this.destroyed ??= (async () => {

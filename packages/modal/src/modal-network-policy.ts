@@ -32,7 +32,7 @@ function refuse(field: string, entry: string, detail: string): never {
 const MODAL_ALLOWLIST_RULES: AllowlistHostRules = {
   backend: "modal",
   ipv6Refusal: "Modal's outboundCidrAllowlist is documented for IPv4 ranges only",
-  wildcardRule: "Modal only accepts a single leading wildcard label, such as \"*.example.com\"",
+  wildcardRule: 'Modal only accepts a single leading wildcard label, such as "*.example.com"',
 };
 
 /** One allowlist entry, classified: an IPv4 CIDR (addresses become /32) or a domain (exact or `*.suffix`). */
@@ -57,25 +57,39 @@ export const MODAL_DOMAIN_ENFORCEMENT =
  *   do), so a wildcard alone would grant more than was asked.
  */
 export function planModalNetwork(policy: NetworkPolicy): ModalNetworkPlan {
-  const requested: NetworkPolicy = policy.allow && policy.allow.length > 0 ? { egress: policy.egress, allow: [...policy.allow] } : { egress: policy.egress };
+  const requested: NetworkPolicy =
+    policy.allow && policy.allow.length > 0 ? { egress: policy.egress, allow: [...policy.allow] } : { egress: policy.egress };
   if (policy.egress === "allow") {
     return {
       request: {},
-      record: { requested, applied: { egress: "allow" }, enforcement: "Modal create request without egress restrictions (network_access OPEN): all outbound traffic is allowed." },
+      record: {
+        requested,
+        applied: { egress: "allow" },
+        enforcement: "Modal create request without egress restrictions (network_access OPEN): all outbound traffic is allowed.",
+      },
     };
   }
   const entries = (policy.allow ?? []).map((entry, index) => ({ ...classifyAllowEntry(entry, index), index, entry }));
   if (entries.length === 0) {
     return {
       request: { blockNetwork: true },
-      record: { requested, applied: { egress: "deny" }, enforcement: "Modal create request with blockNetwork: true (network_access BLOCKED): Modal gives the sandbox no outbound network access at all." },
+      record: {
+        requested,
+        applied: { egress: "deny" },
+        enforcement:
+          "Modal create request with blockNetwork: true (network_access BLOCKED): Modal gives the sandbox no outbound network access at all.",
+      },
     };
   }
   const cidrs = [...new Set(entries.filter((entry) => entry.kind === "cidr").map((entry) => entry.value))];
   const domains = [...new Set(entries.filter((entry) => entry.kind === "domain").map((entry) => entry.value))];
   for (const entry of entries) {
     if (entry.kind === "domain" && entry.value.startsWith("*.") && !domains.includes(entry.value.slice(2))) {
-      refuse(`network.allow.${entry.index}`, entry.entry, `Modal's outboundDomainAllowlist also matches the apex ${JSON.stringify(entry.value.slice(2))} for a "*." entry, which would allow more than asked; add ${JSON.stringify(entry.value.slice(2))} to the allowlist as well if that is acceptable`);
+      refuse(
+        `network.allow.${entry.index}`,
+        entry.entry,
+        `Modal's outboundDomainAllowlist also matches the apex ${JSON.stringify(entry.value.slice(2))} for a "*." entry, which would allow more than asked; add ${JSON.stringify(entry.value.slice(2))} to the allowlist as well if that is acceptable`,
+      );
     }
   }
   const applied = [...cidrs, ...domains];

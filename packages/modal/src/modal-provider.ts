@@ -70,10 +70,12 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
   }
 
   function appOf(modal: ModalClient): Promise<App> {
-    app ??= modal.apps.fromName(resolved.appName, { createIfMissing: true, ...(resolved.environment ? { environment: resolved.environment } : {}) }).catch((error: unknown) => {
-      app = undefined;
-      throw error;
-    });
+    app ??= modal.apps
+      .fromName(resolved.appName, { createIfMissing: true, ...(resolved.environment ? { environment: resolved.environment } : {}) })
+      .catch((error: unknown) => {
+        app = undefined;
+        throw error;
+      });
     return app;
   }
 
@@ -99,12 +101,30 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       try {
         usable = clientHasCredentials((client ??= createModalClient(resolved)));
       } catch (error) {
-        return { backend: "modal", usable: false, isolating: true, reason: `The Modal SDK refused its configuration: ${error instanceof Error ? error.message : String(error)}`, remedy: MODAL_CREDENTIALS_REMEDY };
+        return {
+          backend: "modal",
+          usable: false,
+          isolating: true,
+          reason: `The Modal SDK refused its configuration: ${error instanceof Error ? error.message : String(error)}`,
+          remedy: MODAL_CREDENTIALS_REMEDY,
+        };
       }
       if (!usable) {
-        return { backend: "modal", usable: false, isolating: true, reason: "No Modal credentials (settings.tokenId/tokenSecret, MODAL_TOKEN_ID/MODAL_TOKEN_SECRET, or ~/.modal.toml).", remedy: `${MODAL_CREDENTIALS_REMEDY} Or use ${OTHER_BACKENDS}.` };
+        return {
+          backend: "modal",
+          usable: false,
+          isolating: true,
+          reason: "No Modal credentials (settings.tokenId/tokenSecret, MODAL_TOKEN_ID/MODAL_TOKEN_SECRET, or ~/.modal.toml).",
+          remedy: `${MODAL_CREDENTIALS_REMEDY} Or use ${OTHER_BACKENDS}.`,
+        };
       }
-      return { backend: "modal", usable: true, isolating: true, reason: `Modal credentials are set; sandboxes are created in the app "${resolved.appName}" at ${client!.profile.serverUrl} (the token is checked on first use).`, remedy: "" };
+      return {
+        backend: "modal",
+        usable: true,
+        isolating: true,
+        reason: `Modal credentials are set; sandboxes are created in the app "${resolved.appName}" at ${client!.profile.serverUrl} (the token is checked on first use).`,
+        remedy: "",
+      };
     },
 
     async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
@@ -133,10 +153,18 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
         throwIfAborted(signal, "modal");
         const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
         const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
-        notes.push(`Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`);
+        notes.push(
+          `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
+        );
         return driver({
           backendVersion: `Modal (JS SDK modal@${modal.version()})`,
-          policies: { network: network.record, limits: limits.record, mounts: MOUNTS_RECORD, user: userRecord(options, verifiedRoot), lifetime: lifetime.record },
+          policies: {
+            network: network.record,
+            limits: limits.record,
+            mounts: MOUNTS_RECORD,
+            user: userRecord(options, verifiedRoot),
+            lifetime: lifetime.record,
+          },
           notes,
         });
       } catch (error) {
@@ -153,7 +181,8 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       try {
         sandbox = await modal.sandboxes.fromId(sandboxId);
         const exitCode = await sandbox.poll();
-        if (exitCode !== null) throw Object.assign(new Error(`Sandbox ${sandboxId} has already finished (exit code ${exitCode}).`), { name: "ConflictError" });
+        if (exitCode !== null)
+          throw Object.assign(new Error(`Sandbox ${sandboxId} has already finished (exit code ${exitCode}).`), { name: "ConflictError" });
       } catch (error) {
         throw mapModalError(error, { operation: "connect to a sandbox", sandboxId });
       }
@@ -174,7 +203,12 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       });
     },
   };
-  registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
+  registerBackendManifest({
+    backend: provider.backend,
+    packageName: provider.packageName,
+    capabilities: provider.capabilities,
+    isolating: provider.isolating,
+  });
   return provider;
 }
 
@@ -183,7 +217,11 @@ async function requireRoot(sandbox: Sandbox): Promise<boolean> {
   const process = await sandbox.exec(["id", "-u"]);
   const [uid] = await Promise.all([process.stdout.readText(), process.wait()]);
   if (uid.trim() !== "0") {
-    throw new PolicyNotEnforcedError({ backend: "modal", policy: "user", message: `user: "root" was asked for, but commands in this Modal image run as uid ${uid.trim() || "unknown"} and Modal's SDK cannot choose the user; the sandbox was terminated.` });
+    throw new PolicyNotEnforcedError({
+      backend: "modal",
+      policy: "user",
+      message: `user: "root" was asked for, but commands in this Modal image run as uid ${uid.trim() || "unknown"} and Modal's SDK cannot choose the user; the sandbox was terminated.`,
+    });
   }
   return true;
 }

@@ -21,7 +21,15 @@ export interface ModalLimitsRequest {
  */
 export function planModalLimits(limits: ResourceLimits | undefined): { request: ModalLimitsRequest; record: PolicyRecord } {
   if (!limits || Object.values(limits).every((value) => value === undefined)) {
-    return { request: {}, record: { requested: null, applied: null, enforcement: "None requested: Modal's defaults apply (a fraction of a core reserved, burstable; memory reserved by Modal's default, no hard limit set by sbx)." } };
+    return {
+      request: {},
+      record: {
+        requested: null,
+        applied: null,
+        enforcement:
+          "None requested: Modal's defaults apply (a fraction of a core reserved, burstable; memory reserved by Modal's default, no hard limit set by sbx).",
+      },
+    };
   }
   if (limits.pids !== undefined) {
     throw new CapabilityNotSupportedError({
@@ -35,7 +43,11 @@ export function planModalLimits(limits: ResourceLimits | undefined): { request: 
   const applied: Record<string, number> = {};
   if (limits.cpus !== undefined) {
     if (!Number.isInteger(Math.round(limits.cpus * 1000 * 1e6) / 1e6)) {
-      throw new InvalidArgumentError({ field: "limits.cpus", backend: "modal", message: `Invalid limits.cpus ${limits.cpus}: Modal takes CPU in thousandths of a core; give at most three decimals.` });
+      throw new InvalidArgumentError({
+        field: "limits.cpus",
+        backend: "modal",
+        message: `Invalid limits.cpus ${limits.cpus}: Modal takes CPU in thousandths of a core; give at most three decimals.`,
+      });
     }
     request.cpu = limits.cpus;
     request.cpuLimit = limits.cpus;
@@ -57,10 +69,14 @@ export function planModalLimits(limits: ResourceLimits | undefined): { request: 
 }
 
 /** Modal's lifetime fields (whole seconds, in milliseconds as the SDK takes them) and the audit record. */
-export function planModalLifetime(timeoutMs: number, idleTimeoutMs: number | undefined): { request: { timeoutMs: number; idleTimeoutMs?: number }; record: PolicyRecord; notes: string[] } {
+export function planModalLifetime(
+  timeoutMs: number,
+  idleTimeoutMs: number | undefined,
+): { request: { timeoutMs: number; idleTimeoutMs?: number }; record: PolicyRecord; notes: string[] } {
   const notes: string[] = [];
   let appliedTimeoutMs = Math.ceil(timeoutMs / 1000) * 1000;
-  if (appliedTimeoutMs !== timeoutMs) notes.push(`Modal takes the sandbox timeout in whole seconds: ${timeoutMs} ms was rounded up to ${appliedTimeoutMs} ms.`);
+  if (appliedTimeoutMs !== timeoutMs)
+    notes.push(`Modal takes the sandbox timeout in whole seconds: ${timeoutMs} ms was rounded up to ${appliedTimeoutMs} ms.`);
   if (appliedTimeoutMs > MODAL_MAX_TIMEOUT_MS) {
     notes.push(`Modal's sandbox lifetime is at most 24 hours: ${timeoutMs} ms was capped to ${MODAL_MAX_TIMEOUT_MS} ms.`);
     appliedTimeoutMs = MODAL_MAX_TIMEOUT_MS;
@@ -68,7 +84,8 @@ export function planModalLifetime(timeoutMs: number, idleTimeoutMs: number | und
   let appliedIdleMs: number | undefined;
   if (idleTimeoutMs !== undefined) {
     appliedIdleMs = Math.ceil(idleTimeoutMs / 1000) * 1000;
-    if (appliedIdleMs !== idleTimeoutMs) notes.push(`Modal takes the idle timeout in whole seconds: ${idleTimeoutMs} ms was rounded up to ${appliedIdleMs} ms.`);
+    if (appliedIdleMs !== idleTimeoutMs)
+      notes.push(`Modal takes the idle timeout in whole seconds: ${idleTimeoutMs} ms was rounded up to ${appliedIdleMs} ms.`);
   }
   return {
     request: appliedIdleMs === undefined ? { timeoutMs: appliedTimeoutMs } : { timeoutMs: appliedTimeoutMs, idleTimeoutMs: appliedIdleMs },

@@ -5,7 +5,12 @@ import { drainCommandOutput, pumpCommandOutput } from "../src/command-output.js"
 function controlledStream() {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const stream = new ReadableStream<Uint8Array>({ start: (given) => void (controller = given) });
-  return { stream, push: (bytes: number) => controller.enqueue(new Uint8Array(bytes)), end: () => controller.close(), fail: (error: Error) => controller.error(error) };
+  return {
+    stream,
+    push: (bytes: number) => controller.enqueue(new Uint8Array(bytes)),
+    end: () => controller.close(),
+    fail: (error: Error) => controller.error(error),
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,7 +19,10 @@ function pumped() {
   const stdout = controlledStream();
   const stderr = controlledStream();
   let delivered = 0;
-  const output = pumpCommandOutput({ stdout: stdout.stream, stderr: stderr.stream }, { onStdout: (chunk) => (delivered += chunk.byteLength), onStderr: () => {} });
+  const output = pumpCommandOutput(
+    { stdout: stdout.stream, stderr: stderr.stream },
+    { onStdout: (chunk) => (delivered += chunk.byteLength), onStderr: () => {} },
+  );
   return { stdout, stderr, output, delivered: () => delivered };
 }
 
@@ -37,7 +45,9 @@ describe("drainCommandOutput: a finished command's output ends at its end, or sa
   it("cuts quiet output held open by a background process of the command", async () => {
     const { stdout, output } = pumped();
     stdout.push(10);
-    expect(await drainCommandOutput(output, { quietWindowMs: 30, stallLimitMs: 1_000, commandStillRuns: async () => true })).toEqual({ kind: "held-by-background-child" });
+    expect(await drainCommandOutput(output, { quietWindowMs: 30, stallLimitMs: 1_000, commandStillRuns: async () => true })).toEqual({
+      kind: "held-by-background-child",
+    });
     output.cancel();
   });
 
@@ -66,6 +76,9 @@ describe("drainCommandOutput: a finished command's output ends at its end, or sa
     const broken = new Error("stream broke");
     stdout.push(5);
     stdout.fail(broken);
-    expect(await drainCommandOutput(output, { quietWindowMs: 1_000, stallLimitMs: 5_000, commandStillRuns: async () => false })).toEqual({ kind: "failed", error: broken });
+    expect(await drainCommandOutput(output, { quietWindowMs: 1_000, stallLimitMs: 5_000, commandStillRuns: async () => false })).toEqual({
+      kind: "failed",
+      error: broken,
+    });
   });
 });

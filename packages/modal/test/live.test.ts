@@ -17,7 +17,8 @@ function liveSkipReason(): string | undefined {
 }
 
 const skipReason = liveSkipReason();
-if (skipReason) console.warn(`[@sbx/modal] SKIPPING live Modal tests: ${skipReason}. Set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (and no emulator URL) to run them.`);
+if (skipReason)
+  console.warn(`[@sbx/modal] SKIPPING live Modal tests: ${skipReason}. Set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (and no emulator URL) to run them.`);
 
 describe.skipIf(skipReason !== undefined)(`@sbx/modal live against real Modal${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
   const provider = createSandboxProvider({ appName: "sbx-live-tests" });
@@ -39,7 +40,9 @@ describe.skipIf(skipReason !== undefined)(`@sbx/modal live against real Modal${s
 
   it("deny is blockNetwork: a socket to a never-routed TEST-NET address fails, and the audit record says how Modal enforces it", async () => {
     await using sandbox = await createSandbox(provider, { timeoutMs: 60_000 });
-    const probe = await sandbox.commands.run("python3 -c \"import socket; s=socket.socket(); s.settimeout(3); print(s.connect_ex(('192.0.2.1', 80)) != 0)\"");
+    const probe = await sandbox.commands.run(
+      "python3 -c \"import socket; s=socket.socket(); s.settimeout(3); print(s.connect_ex(('192.0.2.1', 80)) != 0)\"",
+    );
     expect(probe.stdout.trim()).toBe("True");
     expect(sandbox.audit().policies.network.enforcement).toContain("blockNetwork: true");
   }, 300_000);
@@ -53,7 +56,9 @@ describe.skipIf(skipReason !== undefined)(`@sbx/modal live against real Modal${s
   }, 300_000);
 
   it("a wrong token is BackendUnavailableError with how to get one", async () => {
-    const error = await createSandbox(createSandboxProvider({ tokenId: "ak-0000000000000000", tokenSecret: "as-0000000000000000" })).catch((caught: unknown) => caught);
+    const error = await createSandbox(createSandboxProvider({ tokenId: "ak-0000000000000000", tokenSecret: "as-0000000000000000" })).catch(
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(error, "SBX_BACKEND_UNAVAILABLE")).toBe(true);
   }, 60_000);
 });

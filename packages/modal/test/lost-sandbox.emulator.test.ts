@@ -12,7 +12,13 @@ import { createSandboxProvider } from "../src/index.js";
 const shared = shareEmulator({ start: () => startModalEmulator({}), backend: "modal", label: "@sbx/modal lost-sandbox tests" });
 
 function provider(extra: Record<string, unknown> = {}) {
-  return createSandboxProvider({ tokenId: shared.emulator!.tokenId, tokenSecret: shared.emulator!.tokenSecret, serverUrl: shared.emulator!.serverUrl, logLevel: "error", ...extra });
+  return createSandboxProvider({
+    tokenId: shared.emulator!.tokenId,
+    tokenSecret: shared.emulator!.tokenSecret,
+    serverUrl: shared.emulator!.serverUrl,
+    logLevel: "error",
+    ...extra,
+  });
 }
 
 describe("a Modal sandbox that ends under the adapter", () => {
@@ -24,13 +30,24 @@ describe("a Modal sandbox that ends under the adapter", () => {
     const other = await connectSandbox(modal, sandbox.id);
     await other.kill();
     expect(shared.emulator.listSandboxIds()).not.toContain(sandbox.id);
-    const calls: Array<() => Promise<unknown>> = [() => sandbox.commands.run("echo late"), () => sandbox.files.read("before.txt"), () => sandbox.files.write("after.txt", "y"), () => sandbox.files.list(".")];
+    const calls: Array<() => Promise<unknown>> = [
+      () => sandbox.commands.run("echo late"),
+      () => sandbox.files.read("before.txt"),
+      () => sandbox.files.write("after.txt", "y"),
+      () => sandbox.files.list("."),
+    ];
     for (const call of calls) {
-      const error = await call().then(() => undefined, (caught: unknown) => caught);
+      const error = await call().then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
       expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
       expect((error as { cause?: unknown }).cause).toBeInstanceOf(Error);
     }
-    const reconnect = await connectSandbox(modal, sandbox.id).then(() => undefined, (caught: unknown) => caught);
+    const reconnect = await connectSandbox(modal, sandbox.id).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(reconnect, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
   });
 
@@ -43,9 +60,13 @@ describe("a Modal sandbox that ends under the adapter", () => {
     expect(sandbox.audit().notes.join("\n")).toContain("rounded up");
     expect(shared.emulator.inspectSandbox(sandbox.id)!.definition).toMatchObject({ timeoutSeconds: 61, idleTimeoutSeconds: 2 });
     expect((await sandbox.commands.run("echo busy")).stdout).toBe("busy\n");
-    for (let waited = 0; waited < 100 && shared.emulator.listSandboxIds().includes(sandbox.id); waited++) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let waited = 0; waited < 100 && shared.emulator.listSandboxIds().includes(sandbox.id); waited++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(shared.emulator.inspectSandbox(sandbox.id)!.result).toMatchObject({ status: 4 });
-    const error = await sandbox.commands.run("echo late").then(() => undefined, (caught: unknown) => caught);
+    const error = await sandbox.commands.run("echo late").then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(error, "SBX_SANDBOX_NOT_FOUND")).toBe(true);
   });
 });

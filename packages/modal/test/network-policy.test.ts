@@ -27,9 +27,18 @@ describe("planModalNetwork", () => {
   });
 
   it("an allowlist maps IPv4 addresses (as /32) and CIDRs onto outboundCidrAllowlist and host names onto outboundDomainAllowlist, lower-cased and de-duplicated", () => {
-    const plan = planModalNetwork({ egress: "deny", allow: ["PyPI.org", "10.0.0.5", "172.16.0.0/12", "pypi.org.", "10.0.0.5", "pythonhosted.org", "*.pythonhosted.org"] });
-    expect(plan.request).toEqual({ outboundCidrAllowlist: ["10.0.0.5/32", "172.16.0.0/12"], outboundDomainAllowlist: ["pypi.org", "pythonhosted.org", "*.pythonhosted.org"] });
-    expect(plan.record.applied).toEqual({ egress: "deny", allow: ["10.0.0.5/32", "172.16.0.0/12", "pypi.org", "pythonhosted.org", "*.pythonhosted.org"] });
+    const plan = planModalNetwork({
+      egress: "deny",
+      allow: ["PyPI.org", "10.0.0.5", "172.16.0.0/12", "pypi.org.", "10.0.0.5", "pythonhosted.org", "*.pythonhosted.org"],
+    });
+    expect(plan.request).toEqual({
+      outboundCidrAllowlist: ["10.0.0.5/32", "172.16.0.0/12"],
+      outboundDomainAllowlist: ["pypi.org", "pythonhosted.org", "*.pythonhosted.org"],
+    });
+    expect(plan.record.applied).toEqual({
+      egress: "deny",
+      allow: ["10.0.0.5/32", "172.16.0.0/12", "pypi.org", "pythonhosted.org", "*.pythonhosted.org"],
+    });
     expect(plan.record.enforcement).toMatch(/TLS server name \(SNI\)/);
     expect(plan.record.enforcement).toMatch(/Host header/);
   });

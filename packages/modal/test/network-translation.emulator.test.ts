@@ -14,11 +14,25 @@ const shared = shareEmulator({ start: () => startModalEmulator({}), backend: "mo
 describe("egress policy on the wire", () => {
   it("deny is BLOCKED, allow is OPEN, an allowlist is ALLOWLIST with /32 addresses and the domains as given", async (context) => {
     if (!shared.emulator) return context.skip(`Modal emulator unavailable: ${shared.unavailable}`);
-    const provider = createSandboxProvider({ tokenId: shared.emulator.tokenId, tokenSecret: shared.emulator.tokenSecret, serverUrl: shared.emulator.serverUrl, logLevel: "error" });
-    const cases: Array<[{ egress: "deny" | "allow"; allow?: string[] }, { networkAccessType: number; allowedCidrs: string[]; allowedDomains: string[] }]> = [
+    const provider = createSandboxProvider({
+      tokenId: shared.emulator.tokenId,
+      tokenSecret: shared.emulator.tokenSecret,
+      serverUrl: shared.emulator.serverUrl,
+      logLevel: "error",
+    });
+    const cases: Array<
+      [{ egress: "deny" | "allow"; allow?: string[] }, { networkAccessType: number; allowedCidrs: string[]; allowedDomains: string[] }]
+    > = [
       [{ egress: "deny" }, { networkAccessType: 2, allowedCidrs: [], allowedDomains: [] }],
       [{ egress: "allow" }, { networkAccessType: 1, allowedCidrs: [], allowedDomains: [] }],
-      [{ egress: "deny", allow: ["10.1.2.3", "192.168.0.0/16", "PyPI.org", "pythonhosted.org", "*.pythonhosted.org"] }, { networkAccessType: 3, allowedCidrs: ["10.1.2.3/32", "192.168.0.0/16"], allowedDomains: ["pypi.org", "pythonhosted.org", "*.pythonhosted.org"] }],
+      [
+        { egress: "deny", allow: ["10.1.2.3", "192.168.0.0/16", "PyPI.org", "pythonhosted.org", "*.pythonhosted.org"] },
+        {
+          networkAccessType: 3,
+          allowedCidrs: ["10.1.2.3/32", "192.168.0.0/16"],
+          allowedDomains: ["pypi.org", "pythonhosted.org", "*.pythonhosted.org"],
+        },
+      ],
     ];
     for (const [network, wire] of cases) {
       await using sandbox = await createSandbox(provider, { network });

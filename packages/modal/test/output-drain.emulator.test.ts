@@ -17,7 +17,12 @@ const shared = shareEmulator({ start: () => startModalEmulator({}), backend: "mo
 const MEBIBYTE = 1024 * 1024;
 
 function provider() {
-  return createSandboxProvider({ tokenId: shared.emulator!.tokenId, tokenSecret: shared.emulator!.tokenSecret, serverUrl: shared.emulator!.serverUrl, logLevel: "error" });
+  return createSandboxProvider({
+    tokenId: shared.emulator!.tokenId,
+    tokenSecret: shared.emulator!.tokenSecret,
+    serverUrl: shared.emulator!.serverUrl,
+    logLevel: "error",
+  });
 }
 
 type StdoutWrapper = (stdout: ReadableStream<Uint8Array>, process: ContainerProcess<Uint8Array>) => ReadableStream<Uint8Array>;
@@ -39,15 +44,18 @@ function wrapEveryStdout(wrap: StdoutWrapper): void {
 function slowed(delayMs: number): StdoutWrapper {
   return (stdout) => {
     const reader = stdout.getReader();
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const { value, done } = await reader.read();
-        if (done) return controller.close();
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        controller.enqueue(value);
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
       },
-      cancel: (reason) => reader.cancel(reason),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   };
 }
 
@@ -56,20 +64,23 @@ function failingAfterExit(afterBytes: number): StdoutWrapper {
   return (stdout, process) => {
     const reader = stdout.getReader();
     let delivered = 0;
-    return new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (delivered >= afterBytes) {
-          await process.wait();
-          await reader.cancel().catch(() => {});
-          return controller.error(new Error("the stdout stream broke after the command exited"));
-        }
-        const { value, done } = await reader.read();
-        if (done) return controller.close();
-        delivered += value.byteLength;
-        controller.enqueue(value);
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          if (delivered >= afterBytes) {
+            await process.wait();
+            await reader.cancel().catch(() => {});
+            return controller.error(new Error("the stdout stream broke after the command exited"));
+          }
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          delivered += value.byteLength;
+          controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
       },
-      cancel: (reason) => reader.cancel(reason),
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   };
 }
 
@@ -118,10 +129,16 @@ describe("Modal command output ends at its end, or the call fails", () => {
     await using sandbox = await createSandbox(provider());
     await sandbox.commands.run(`head -c ${4 * MEBIBYTE} /dev/zero > zeros.bin`);
     wrapEveryStdout(failingAfterExit(MEBIBYTE));
-    const commandError = await sandbox.commands.run("cat zeros.bin").then((result) => result, (caught: unknown) => caught);
+    const commandError = await sandbox.commands.run("cat zeros.bin").then(
+      (result) => result,
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(commandError, "SBX_PROVIDER")).toBe(true);
     expect((commandError as Error).message).toContain("output");
-    const readError = await sandbox.files.read("zeros.bin", { format: "bytes" }).then((bytes) => bytes.byteLength, (caught: unknown) => caught);
+    const readError = await sandbox.files.read("zeros.bin", { format: "bytes" }).then(
+      (bytes) => bytes.byteLength,
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(readError, "SBX_PROVIDER")).toBe(true);
   });
 });

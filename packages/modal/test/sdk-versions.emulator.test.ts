@@ -40,7 +40,12 @@ async function exercise(sandbox: Sandbox) {
 }
 
 function settings() {
-  return { tokenId: shared.emulator!.tokenId, tokenSecret: shared.emulator!.tokenSecret, serverUrl: shared.emulator!.serverUrl, logLevel: "error" as const };
+  return {
+    tokenId: shared.emulator!.tokenId,
+    tokenSecret: shared.emulator!.tokenSecret,
+    serverUrl: shared.emulator!.serverUrl,
+    logLevel: "error" as const,
+  };
 }
 
 describe("modal SDK versions through the emulator", () => {
@@ -64,7 +69,21 @@ describe("modal SDK versions through the emulator", () => {
     expect(raw.sandboxId).toMatch(/^sb-[0-9A-Za-z]{22}$/);
     const provider = createSandboxProvider(settings()) as SandboxProviderV1;
     const driver = new ModalDriver(raw as never, { audit });
-    await using sandbox = createSandboxFromDriver(driver, { provider, target: "", options: { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } });
+    await using sandbox = createSandboxFromDriver(driver, {
+      provider,
+      target: "",
+      options: {
+        network: { egress: "deny" },
+        timeoutMs: 60_000,
+        env: {},
+        secrets: {},
+        metadata: {},
+        mounts: [],
+        user: "default",
+        allowFake: false,
+        settings: {},
+      },
+    });
     await exercise(sandbox);
   });
 });

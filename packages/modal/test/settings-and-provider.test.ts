@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { createSandboxProvider, modal, MODAL_CAPABILITIES } from "../src/index.js";
 import { parseModalSettings } from "../src/modal-settings.js";
 
-
 async function caught(work: () => Promise<unknown>): Promise<unknown> {
   try {
     await work();
@@ -25,7 +24,12 @@ function withoutModalEnvironment<T>(work: () => Promise<T>): Promise<T> {
 
 describe("settings", () => {
   it("refuses unknown and invalid settings with InvalidArgumentError naming the field", () => {
-    for (const [settings, field] of [[{ tokenid: "x" }, "settings.tokenid"], [{ serverUrl: "not a url" }, "settings.serverUrl"], [{ idleTimeoutMs: -1 }, "settings.idleTimeoutMs"], [{ logLevel: "loud" }, "settings.logLevel"]] as const) {
+    for (const [settings, field] of [
+      [{ tokenid: "x" }, "settings.tokenid"],
+      [{ serverUrl: "not a url" }, "settings.serverUrl"],
+      [{ idleTimeoutMs: -1 }, "settings.idleTimeoutMs"],
+      [{ logLevel: "loud" }, "settings.logLevel"],
+    ] as const) {
       let error: unknown;
       try {
         createSandboxProvider(settings as Record<string, unknown>);
@@ -39,8 +43,20 @@ describe("settings", () => {
 
   it("takes credentials, environment and server URL from the environment when not given; settings win", () => {
     const environment = { MODAL_TOKEN_ID: "ak-env", MODAL_TOKEN_SECRET: "as-env", MODAL_ENVIRONMENT: "dev", MODAL_SERVER_URL: "http://127.0.0.1:9" };
-    expect(parseModalSettings({}, environment)).toEqual({ tokenId: "ak-env", tokenSecret: "as-env", appName: "sbx", environment: "dev", serverUrl: "http://127.0.0.1:9", idleTimeoutMs: undefined, logLevel: undefined });
-    expect(parseModalSettings({ tokenId: "ak-given", appName: "agents" }, environment)).toMatchObject({ tokenId: "ak-given", tokenSecret: "as-env", appName: "agents" });
+    expect(parseModalSettings({}, environment)).toEqual({
+      tokenId: "ak-env",
+      tokenSecret: "as-env",
+      appName: "sbx",
+      environment: "dev",
+      serverUrl: "http://127.0.0.1:9",
+      idleTimeoutMs: undefined,
+      logLevel: undefined,
+    });
+    expect(parseModalSettings({ tokenId: "ak-given", appName: "agents" }, environment)).toMatchObject({
+      tokenId: "ak-given",
+      tokenSecret: "as-env",
+      appName: "agents",
+    });
     expect(parseModalSettings({}, {})).toMatchObject({ tokenId: undefined, tokenSecret: undefined, serverUrl: undefined });
   });
 
@@ -71,7 +87,16 @@ describe("settings", () => {
 describe("manifest and refusals", () => {
   it("the manifest equals core's first-party copy", () => {
     expect(firstPartyManifests().find((manifest) => manifest.backend === "modal")!.capabilities).toEqual(MODAL_CAPABILITIES);
-    expect(MODAL_CAPABILITIES).toMatchObject({ EGRESS_ALLOWLIST: true, RESOURCE_LIMITS: true, RECONNECT: true, BACKGROUND_COMMANDS: true, STDIN: true, HOST_MOUNTS: false, STATEFUL_CODE: false, RICH_RESULTS: false });
+    expect(MODAL_CAPABILITIES).toMatchObject({
+      EGRESS_ALLOWLIST: true,
+      RESOURCE_LIMITS: true,
+      RECONNECT: true,
+      BACKGROUND_COMMANDS: true,
+      STDIN: true,
+      HOST_MOUNTS: false,
+      STATEFUL_CODE: false,
+      RICH_RESULTS: false,
+    });
   });
 
   const offline = () => createSandboxProvider({ tokenId: "ak-x", tokenSecret: "as-x", serverUrl: "http://127.0.0.1:9" });

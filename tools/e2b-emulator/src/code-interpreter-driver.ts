@@ -7,7 +7,8 @@ import { codeInterpreterDisplaySource } from "./code-interpreter-display.js";
  * fd 1 itself is pointed at fd 2 so output of subprocesses cannot corrupt the
  * protocol.
  */
-export const codeInterpreterDriverSource = String.raw`
+export const codeInterpreterDriverSource =
+  String.raw`
 import ast, codecs, io, json, os, select, sys, threading, traceback, datetime
 
 _protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -23,9 +24,9 @@ def _emit(message):
 
 def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
-`
-  + codeInterpreterDisplaySource
-  + String.raw`
+` +
+  codeInterpreterDisplaySource +
+  String.raw`
 
 
 class _Stream(io.TextIOBase):

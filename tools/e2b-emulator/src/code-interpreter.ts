@@ -175,7 +175,12 @@ class CodeContext {
       // What the real server sends a running execution when the context's kernel websocket closes
       // (restart or removal): a WebSocketError, then UnexpectedEndOfExecution, and the stream ends.
       this.listener({ type: "error", name: "WebSocketError", value: "The connections was lost, rerun the code to get the results", traceback: "" });
-      this.listener({ type: "error", name: "UnexpectedEndOfExecution", value: "Connection to the execution was closed before the execution was finished", traceback: "" });
+      this.listener({
+        type: "error",
+        name: "UnexpectedEndOfExecution",
+        value: "Connection to the execution was closed before the execution was finished",
+        traceback: "",
+      });
       this.listener({ type: STREAM_ENDS });
     }
   }
@@ -234,10 +239,7 @@ export class CodeContextRegistry {
 function checkLanguage(language: string | undefined | null): string {
   const normalized = (language ?? "python").toLowerCase();
   if (normalized !== "python" && normalized !== "python3") {
-    throw new HttpError(
-      400,
-      `language ${JSON.stringify(language)} is not supported: the E2B emulator's code interpreter only runs python`,
-    );
+    throw new HttpError(400, `language ${JSON.stringify(language)} is not supported: the E2B emulator's code interpreter only runs python`);
   }
   return "python";
 }
@@ -313,7 +315,11 @@ export async function handleCodeInterpreterRequest(
         return;
       }
       if (method === "GET" && segments.length === 1) {
-        sendJson(response, 200, registry.list().map((context) => context.toJSON()));
+        sendJson(
+          response,
+          200,
+          registry.list().map((context) => context.toJSON()),
+        );
         return;
       }
       if (method === "DELETE" && segments.length === 2) {

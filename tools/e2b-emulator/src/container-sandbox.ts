@@ -164,8 +164,7 @@ export class ContainerSandbox {
     // PID 1 (under docker-init) sleeps until the deadline in DEADLINE_FILE, so the container
     // ends on time even if the emulator process dies; setTimeout rewrites the file.
     const lifetimeScript =
-      `echo "$1" > ${DEADLINE_FILE}; ` +
-      `while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
+      `echo "$1" > ${DEADLINE_FILE}; ` + `while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
     this.container = await docker.createContainer({
       Image: this.options.image,
       name: `e2b-emulator-${this.id}`,

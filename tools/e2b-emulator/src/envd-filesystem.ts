@@ -85,8 +85,7 @@ async function runFilesystemScript(sandbox: ContainerSandbox, user: string, scri
   });
   if (result.exitCode === 0) return result.stdout.toString("utf8");
   const message = result.stderr.toString("utf8").trim() || `exit status ${result.exitCode}`;
-  const code =
-    EXIT_CODE_ERRORS[result.exitCode] ?? (/permission denied/i.test(message) ? "permission_denied" : "internal");
+  const code = EXIT_CODE_ERRORS[result.exitCode] ?? (/permission denied/i.test(message) ? "permission_denied" : "internal");
   throw new ConnectProtocolError(code, message);
 }
 
@@ -150,12 +149,10 @@ async function runWithExec(sandbox: ContainerSandbox, user: string, request: Fil
       );
       return statEntryWithExec(sandbox, user, request.path);
     case "move":
-      await runFilesystemScript(
-        sandbox,
-        user,
-        `${EXISTS_CHECK}; ensure_directories "$(dirname -- "$2")" "$0" && mv -T -- "$1" "$2"`,
-        [request.source, request.destination],
-      );
+      await runFilesystemScript(sandbox, user, `${EXISTS_CHECK}; ensure_directories "$(dirname -- "$2")" "$0" && mv -T -- "$1" "$2"`, [
+        request.source,
+        request.destination,
+      ]);
       return statEntryWithExec(sandbox, user, request.destination);
     case "list":
       return sortLikeWalkDir(
@@ -192,7 +189,11 @@ function sortLikeWalkDir(entries: EntryInfo[]): EntryInfo[] {
 }
 
 /** Runs a filesystem request for `user`: through the persistent helper, or with exec scripts when it cannot run. */
-async function runFilesystemRequest(sandbox: ContainerSandbox, user: string, request: FilesystemHelperRequest): Promise<EntryInfo | EntryInfo[] | null> {
+async function runFilesystemRequest(
+  sandbox: ContainerSandbox,
+  user: string,
+  request: FilesystemHelperRequest,
+): Promise<EntryInfo | EntryInfo[] | null> {
   let result: unknown;
   try {
     result = await sandbox.filesystemHelpers.request(user, request);
@@ -247,10 +248,7 @@ export async function handleFilesystemService(
       return;
     }
     default:
-      throw new ConnectProtocolError(
-        "unimplemented",
-        `filesystem.Filesystem/${method} is not supported by the E2B emulator (no WatchDir/watchers)`,
-      );
+      throw new ConnectProtocolError("unimplemented", `filesystem.Filesystem/${method} is not supported by the E2B emulator (no WatchDir/watchers)`);
   }
 }
 
@@ -351,7 +349,11 @@ async function writeFileFromStream(sandbox: ContainerSandbox, user: string, path
   const exitCode = await running.exitCode;
   running.detach();
   if (exitCode !== 0) {
-    const message = Buffer.concat(stderr).toString("utf8").trim().replace(/^[\w-]+: \d+: /, "") || `exit status ${exitCode}`;
+    const message =
+      Buffer.concat(stderr)
+        .toString("utf8")
+        .trim()
+        .replace(/^[\w-]+: \d+: /, "") || `exit status ${exitCode}`;
     throw Object.assign(new Error(message), { status: exitCode === 3 ? 400 : exitCode === 16 ? 401 : /no space left/i.test(message) ? 507 : 500 });
   }
 }

@@ -11,13 +11,7 @@ import { sessionHasProcesses as sessionHasProcessesIn } from "@sbx/emulator-kit"
 import { startExec, runExec, type RunningExec } from "./docker-exec.js";
 import type { ContainerSandbox } from "./container-sandbox.js";
 import { homeDirectoryOf } from "./container-sandbox.js";
-import {
-  ConnectProtocolError,
-  ServerStream,
-  readRequestMessage,
-  sendUnaryResponse,
-  toConnectError,
-} from "./connect-protocol.js";
+import { ConnectProtocolError, ServerStream, readRequestMessage, sendUnaryResponse, toConnectError } from "./connect-protocol.js";
 import { userFromRequest } from "./envd-authentication.js";
 
 /** `ProcessConfig` of envd. */
@@ -193,15 +187,10 @@ export class ManagedProcess {
   }
 
   private finish(exitCode: number): void {
-    const killedBySignal =
-      this.signalSent !== undefined && (exitCode === 128 + this.signalSent || exitCode === this.signalSent);
+    const killedBySignal = this.signalSent !== undefined && (exitCode === 128 + this.signalSent || exitCode === this.signalSent);
     // Mirrors envd (Go's exec): a signal gives exitCode -1 and "signal: killed"; `error` is
     // cmd.Wait()'s message, so it is set for any unsuccessful end.
-    const status = killedBySignal
-      ? this.signalSent === 9
-        ? "signal: killed"
-        : "signal: terminated"
-      : `exit status ${exitCode}`;
+    const status = killedBySignal ? (this.signalSent === 9 ? "signal: killed" : "signal: terminated") : `exit status ${exitCode}`;
     const end = killedBySignal
       ? { exitCode: -1, exited: false, status, error: status }
       : { exitCode, exited: true, status, ...(exitCode !== 0 ? { error: status } : {}) };

@@ -34,9 +34,7 @@ export interface HelperEntry {
 /** Raised when the helper cannot run in this sandbox (e.g. the image has no python3); callers fall back to exec scripts. */
 export class FilesystemHelperUnavailableError extends Error {}
 
-type HelperResponse =
-  | { id: number; ok: true; result: unknown }
-  | { id: number; ok: false; code: ConnectErrorCode; message: string };
+type HelperResponse = { id: number; ok: true; result: unknown } | { id: number; ok: false; code: ConnectErrorCode; message: string };
 
 interface PendingRequest {
   resolve(result: unknown): void;

@@ -8,12 +8,7 @@ import type { AddressInfo } from "node:net";
 import Docker from "dockerode";
 import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork } from "@sbx/emulator-kit";
 import { handleControlPlaneRequest, sendApiError } from "./control-plane.js";
-import {
-  ContainerSandbox,
-  EMULATOR_INSTANCE_LABEL,
-  EMULATOR_LABEL,
-  randomIdentifier,
-} from "./container-sandbox.js";
+import { ContainerSandbox, EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, randomIdentifier } from "./container-sandbox.js";
 import { handleSandboxRequest } from "./sandbox-router.js";
 import { describeFirewallRule } from "./network-policy.js";
 
@@ -119,7 +114,11 @@ export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promis
       await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
+      if (ownsNetwork)
+        await docker
+          .getNetwork(networkName)
+          .remove()
+          .catch(() => undefined);
     })();
     return stopping;
   };

@@ -5,13 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ContainerSandbox } from "./container-sandbox.js";
-import {
-  ConnectProtocolError,
-  ServerStream,
-  isStreamingRequest,
-  sendUnaryError,
-  toConnectError,
-} from "./connect-protocol.js";
+import { ConnectProtocolError, ServerStream, isStreamingRequest, sendUnaryError, toConnectError } from "./connect-protocol.js";
 import { handleProcessService } from "./envd-process.js";
 import { handleFilesystemService, handleReadFile, handleWriteFiles, sendRestError } from "./envd-filesystem.js";
 import { handleCodeInterpreterRequest } from "./code-interpreter.js";

@@ -13,7 +13,23 @@ import { skipDockerTests } from "./docker-availability.js";
  */
 
 /** Every field of the server's `Result` model, in its order: pydantic serialises them all, null when absent. */
-const RESULT_FIELDS = ["type", "text", "html", "markdown", "svg", "png", "jpeg", "pdf", "latex", "json", "javascript", "data", "chart", "extra", "is_main_result"];
+const RESULT_FIELDS = [
+  "type",
+  "text",
+  "html",
+  "markdown",
+  "svg",
+  "png",
+  "jpeg",
+  "pdf",
+  "latex",
+  "json",
+  "javascript",
+  "data",
+  "chart",
+  "extra",
+  "is_main_result",
+];
 
 type Line = Record<string, unknown> & { type: string };
 
@@ -41,7 +57,19 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
     expect(results).toHaveLength(1);
     const result = results[0]!;
     expect(Object.keys(result)).toEqual(RESULT_FIELDS);
-    expect(result).toMatchObject({ html: null, markdown: null, svg: null, jpeg: null, pdf: null, latex: null, json: null, javascript: null, data: null, chart: null, is_main_result: true });
+    expect(result).toMatchObject({
+      html: null,
+      markdown: null,
+      svg: null,
+      jpeg: null,
+      pdf: null,
+      latex: null,
+      json: null,
+      javascript: null,
+      data: null,
+      chart: null,
+      is_main_result: true,
+    });
     expect(result.extra).toEqual({ "application/vnd.custom+json": { k: [1] } });
     expect(result.text).toMatch(/^<__main__\.Picture at 0x[0-9a-f]+>$/);
     // jupyter_client encodes bytes with b2a_base64(newline=False): no data: prefix, no line breaks.
@@ -70,7 +98,16 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
     expect(execution.error).toBeUndefined();
     expect(execution.results).toHaveLength(1);
     const [main] = execution.results;
-    expect(main).toMatchObject({ isMainResult: true, text: "Rich()", html: "<b>html</b>", markdown: "*md*", svg: "<svg/>", latex: "$x$", json: { a: 1 }, javascript: "alert(1)" });
+    expect(main).toMatchObject({
+      isMainResult: true,
+      text: "Rich()",
+      html: "<b>html</b>",
+      markdown: "*md*",
+      svg: "<svg/>",
+      latex: "$x$",
+      json: { a: 1 },
+      javascript: "alert(1)",
+    });
     expect(Buffer.from(main!.jpeg!, "base64")).toEqual(Buffer.from("\xff\xd8jpeg", "latin1"));
     expect(Buffer.from(main!.pdf!, "base64").toString("latin1")).toBe("%PDF");
     expect(main!.formats()).toEqual(["html", "markdown", "svg", "jpeg", "pdf", "latex", "json", "javascript"]);
@@ -98,7 +135,10 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
     const own = await sandbox().runCode("class Own:\n    def _ipython_display_(self):\n        display('from own')\nOwn()");
     expect(own.results.map((result) => [result.isMainResult, result.text])).toEqual([[false, "from own"]]);
     const handle = await sandbox().runCode("handle = display(5, display_id='my-id')\nhandle.update(6)\nhandle.display_id");
-    expect(handle.results.map((result) => [result.isMainResult, result.text])).toEqual([[false, "5"], [true, "my-id"]]);
+    expect(handle.results.map((result) => [result.isMainResult, result.text])).toEqual([
+      [false, "5"],
+      [true, "my-id"],
+    ]);
     const quiet = await sandbox().runCode("value = 7\nvalue;  # a comment");
     expect(quiet.results).toEqual([]);
     // "_" is the last value displayed, as IPython's displayhook keeps it (a quiet cell does not change it).
@@ -107,14 +147,20 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
   });
 
   it("a failing formatter is the cell's error (ipykernel's showtraceback) and the other formats still arrive; a wrong type is dropped", async () => {
-    const failing = await sandbox().runCode("class Bad:\n    def __repr__(self): return 'Bad()'\n    def _repr_html_(self): raise ValueError('no html')\nBad()");
+    const failing = await sandbox().runCode(
+      "class Bad:\n    def __repr__(self): return 'Bad()'\n    def _repr_html_(self): raise ValueError('no html')\nBad()",
+    );
     expect(failing.error).toMatchObject({ name: "ValueError", value: "no html" });
     expect(failing.error!.traceback).toContain("_repr_html_");
     expect(failing.results.map((result) => [result.isMainResult, result.text, result.html])).toEqual([[true, "Bad()", null]]);
-    const unimplemented = await sandbox().runCode("class Later:\n    def __repr__(self): return 'Later()'\n    def _repr_html_(self): raise NotImplementedError\nLater()");
+    const unimplemented = await sandbox().runCode(
+      "class Later:\n    def __repr__(self): return 'Later()'\n    def _repr_html_(self): raise NotImplementedError\nLater()",
+    );
     expect(unimplemented.error).toBeUndefined();
     expect(unimplemented.results.map((result) => result.text)).toEqual(["Later()"]);
-    const wrongType = await sandbox().runCode("class Wrong:\n    def __repr__(self): return 'Wrong()'\n    def _repr_html_(self): return 42\nWrong()");
+    const wrongType = await sandbox().runCode(
+      "class Wrong:\n    def __repr__(self): return 'Wrong()'\n    def _repr_html_(self): return 42\nWrong()",
+    );
     expect(wrongType.results.map((result) => [result.text, result.html])).toEqual([["Wrong()", null]]);
     expect(wrongType.logs.stderr.join("")).toContain("text/html formatter returned invalid type");
   });
@@ -132,7 +178,14 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
     const probe = await sandbox().runCode("import importlib.util\nimportlib.util.find_spec('matplotlib') is not None");
     if (probe.text === "True") {
       const figure = await sandbox().runCode("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nNone");
-      expect(figure.results.map((result) => [result.isMainResult, Buffer.from(result.png ?? "", "base64").subarray(0, 4).toString("latin1")])).toEqual([[false, "\x89PNG"]]);
+      expect(
+        figure.results.map((result) => [
+          result.isMainResult,
+          Buffer.from(result.png ?? "", "base64")
+            .subarray(0, 4)
+            .toString("latin1"),
+        ]),
+      ).toEqual([[false, "\x89PNG"]]);
     } else {
       expect((await sandbox().runCode("import matplotlib")).error?.name).toBe("ModuleNotFoundError");
     }
@@ -145,14 +198,21 @@ describe.skipIf(skipDockerTests)("code interpreter rich results (the server's re
  */
 const hostPython = "/usr/bin/python3";
 const hostMatplotlib = spawnSync(hostPython, ["-c", "import matplotlib"], { stdio: "ignore" }).status === 0;
-if (!hostMatplotlib) console.warn(`[e2b-emulator tests] skipped the matplotlib driver tests: ${hostPython} cannot import matplotlib (bash .ci/provision.sh installs python3-matplotlib)`);
+if (!hostMatplotlib)
+  console.warn(
+    `[e2b-emulator tests] skipped the matplotlib driver tests: ${hostPython} cannot import matplotlib (bash .ci/provision.sh installs python3-matplotlib)`,
+  );
 
 async function runCells(cells: string[]): Promise<Line[][]> {
   const directory = mkdtempSync(join(tmpdir(), "sbx-e2b-driver-"));
   const driverPath = join(directory, "code_interpreter_driver.py");
   writeFileSync(driverPath, codeInterpreterDriverSource);
   const { MPLBACKEND: _ignored, ...environment } = process.env;
-  const child = spawn(hostPython, ["-u", driverPath], { cwd: directory, env: { ...environment, HOME: directory, MPLCONFIGDIR: directory }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(hostPython, ["-u", driverPath], {
+    cwd: directory,
+    env: { ...environment, HOME: directory, MPLCONFIGDIR: directory },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const outcomes: Line[][] = [];
   try {
     let buffered = "";
@@ -199,7 +259,11 @@ describe.skipIf(!hostMatplotlib)("code interpreter driver: matplotlib figures (i
       "plt.figure()\nNone",
       "import matplotlib, os, subprocess, sys\nprint(matplotlib.get_backend())\nprint(subprocess.run([sys.executable, '-c', 'import os; print(os.environ.get(\"MPLBACKEND\"))'], capture_output=True, text=True).stdout.strip())",
     ]);
-    const events = shown!.filter((line) => line.type !== "number_of_executions").map((line) => (line.type === "result" ? `result:${String(line.is_main_result)}:${String(line.text)}` : `${line.type}:${String(line.text ?? "")}`));
+    const events = shown!
+      .filter((line) => line.type !== "number_of_executions")
+      .map((line) =>
+        line.type === "result" ? `result:${String(line.is_main_result)}:${String(line.text)}` : `${line.type}:${String(line.text ?? "")}`,
+      );
     expect(events).toEqual([
       "stdout:before show\n",
       "result:false:<Figure size 640x480 with 1 Axes>",
@@ -213,9 +277,16 @@ describe.skipIf(!hostMatplotlib)("code interpreter driver: matplotlib figures (i
     expect(figures[0]!.png).not.toBe(figures[1]!.png);
     expect(closed!.find((line) => line.type === "result")?.text).toBe("0");
     // An empty figure is shown as text only (IPython's print_figure gives nothing for it).
-    expect(empty!.filter((line) => line.type === "result").map((line) => [line.text, line.png])).toEqual([["<Figure size 640x480 with 0 Axes>", null]]);
+    expect(empty!.filter((line) => line.type === "result").map((line) => [line.text, line.png])).toEqual([
+      ["<Figure size 640x480 with 0 Axes>", null],
+    ]);
     // The inline backend is set inside the interpreter only: a subprocess does not inherit it.
-    expect(backend!.filter((line) => line.type === "stdout").map((line) => line.text).join("")).toBe("module://_e2b_emulator_inline_backend\nNone\n");
+    expect(
+      backend!
+        .filter((line) => line.type === "stdout")
+        .map((line) => line.text)
+        .join(""),
+    ).toBe("module://_e2b_emulator_inline_backend\nNone\n");
   });
 
   it("figures are shown after a cell that raised, and the error stays the cell's", async () => {

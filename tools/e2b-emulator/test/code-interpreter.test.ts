@@ -22,7 +22,7 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     // The real server strips one pair of enclosing quotes from text/plain (api/models/result.py).
     const text = await sandbox().runCode("'quoted'");
     expect(text.text).toBe("quoted");
-    expect((await sandbox().runCode("\"it's\"")).text).toBe("it's");
+    expect((await sandbox().runCode('"it\'s"')).text).toBe("it's");
     expect((await sandbox().runCode("['a', 'b']")).text).toBe("['a', 'b']");
   });
 
@@ -73,10 +73,7 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     ]);
     expect([a.text, b.text]).toEqual(["left", "right"]);
     expect(Date.now() - started).toBeLessThan(3_800);
-    const [x, y] = await Promise.all([
-      sandbox().runCode("shared = 1", { context: left }),
-      sandbox().runCode("shared + 1", { context: left }),
-    ]);
+    const [x, y] = await Promise.all([sandbox().runCode("shared = 1", { context: left }), sandbox().runCode("shared + 1", { context: left })]);
     expect(x.error).toBeUndefined();
     expect(y.text).toBe("2");
   });
@@ -85,7 +82,9 @@ describe.skipIf(skipDockerTests)("code interpreter (@e2b/code-interpreter runCod
     const context = await sandbox().createCodeContext();
     await sandbox().runCode("kept = 'state'", { context });
     const started = Date.now();
-    const timedOut = await sandbox().runCode("import time\nwhile True: time.sleep(0.1)", { context, timeoutMs: 1_000 }).catch((error: Error) => error);
+    const timedOut = await sandbox()
+      .runCode("import time\nwhile True: time.sleep(0.1)", { context, timeoutMs: 1_000 })
+      .catch((error: Error) => error);
     expect(timedOut).toMatchObject({ name: "TimeoutError" });
     expect(Date.now() - started).toBeLessThan(10_000);
     const after = await sandbox().runCode("kept", { context });

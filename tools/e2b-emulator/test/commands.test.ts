@@ -18,10 +18,11 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
     it("runs a foreground command with streaming callbacks, envs, cwd and the default user", async () => {
       const stdout: string[] = [];
       const stderr: string[] = [];
-      const result = await sandbox.commands.run(
-        'echo "$SANDBOX_LEVEL $COMMAND_LEVEL"; whoami; pwd; echo warn >&2; printf "no newline"',
-        { envs: { COMMAND_LEVEL: "from-run" }, onStdout: (data) => void stdout.push(data), onStderr: (data) => void stderr.push(data) },
-      );
+      const result = await sandbox.commands.run('echo "$SANDBOX_LEVEL $COMMAND_LEVEL"; whoami; pwd; echo warn >&2; printf "no newline"', {
+        envs: { COMMAND_LEVEL: "from-run" },
+        onStdout: (data) => void stdout.push(data),
+        onStderr: (data) => void stderr.push(data),
+      });
       expect(result.exitCode).toBe(0);
       expect(result.stdout).toBe("from-create from-run\nuser\n/home/user\nno newline");
       expect(result.stderr).toBe("warn\n");
@@ -65,10 +66,9 @@ describe.skipIf(skipDockerTests)("commands (envd process service)", () => {
     });
 
     it("kill signals the command's own process only, as envd does: a double-forked descendant survives", async () => {
-      const handle = await sandbox.commands.run(
-        "( ( exec -a detached-grandchild sleep 300 ) & echo $! > /tmp/grandchild.pid ) & sleep 300",
-        { background: true },
-      );
+      const handle = await sandbox.commands.run("( ( exec -a detached-grandchild sleep 300 ) & echo $! > /tmp/grandchild.pid ) & sleep 300", {
+        background: true,
+      });
       let grandchild = "";
       for (let attempt = 0; attempt < 50 && !grandchild; attempt++) {
         grandchild = (await sandbox.commands.run("cat /tmp/grandchild.pid 2>/dev/null || true")).stdout.trim();

@@ -59,9 +59,9 @@ describe.skipIf(skipDockerTests)("control plane", () => {
     });
 
     it("rejects a wrong API key with AuthenticationError", async () => {
-      await expect(
-        Sandbox.create({ ...emulator().connectionOptions, apiKey: "e2b_" + "1".repeat(40) }),
-      ).rejects.toMatchObject({ name: "AuthenticationError" });
+      await expect(Sandbox.create({ ...emulator().connectionOptions, apiKey: "e2b_" + "1".repeat(40) })).rejects.toMatchObject({
+        name: "AuthenticationError",
+      });
     });
   });
 

@@ -82,12 +82,22 @@ describe.skipIf(skipDockerTests)("files (envd filesystem service and /files)", (
     it("lists directories in lexical order, depth first, as envd's WalkDir does", async () => {
       for (const name of ["b.txt", "a/z.txt", "c.txt", "a/b/y.txt", "B.txt"]) await sandbox.files.write(`/home/user/ordered/${name}`, name);
       const listed = await sandbox.files.list("/home/user/ordered", { depth: 3 });
-      expect(listed.map((entry) => entry.path.replace("/home/user/ordered/", ""))).toEqual(["B.txt", "a", "a/b", "a/b/y.txt", "a/z.txt", "b.txt", "c.txt"]);
+      expect(listed.map((entry) => entry.path.replace("/home/user/ordered/", ""))).toEqual([
+        "B.txt",
+        "a",
+        "a/b",
+        "a/b/y.txt",
+        "a/z.txt",
+        "b.txt",
+        "c.txt",
+      ]);
       await sandbox.files.remove("/home/user/ordered");
     });
 
     it("reports symlinks as envd does (type of the target, fully resolved target path), follows them when listing, and removes a missing path quietly", async () => {
-      await sandbox.commands.run("mkdir -p /home/user/links/real && echo data > /home/user/links/real/f.txt && ln -sfn real /home/user/links/to-dir && ln -sfn real/f.txt /home/user/links/to-file && ln -sfn /nowhere /home/user/links/dangling");
+      await sandbox.commands.run(
+        "mkdir -p /home/user/links/real && echo data > /home/user/links/real/f.txt && ln -sfn real /home/user/links/to-dir && ln -sfn real/f.txt /home/user/links/to-file && ln -sfn /nowhere /home/user/links/dangling",
+      );
       expect(await sandbox.files.getInfo("/home/user/links/to-file")).toMatchObject({ type: "file", symlinkTarget: "/home/user/links/real/f.txt" });
       expect(await sandbox.files.getInfo("/home/user/links/to-dir")).toMatchObject({ type: "dir", symlinkTarget: "/home/user/links/real" });
       const dangling = await sandbox.files.getInfo("/home/user/links/dangling");

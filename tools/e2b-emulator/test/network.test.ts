@@ -51,7 +51,10 @@ describe.skipIf(skipDockerTests)("network policy", () => {
   afterAll(async () => {
     await emulator?.stop();
     for (const container of serverContainers) await container.remove({ force: true }).catch(() => undefined);
-    await docker.getNetwork(networkName).remove().catch(() => undefined);
+    await docker
+      .getNetwork(networkName)
+      .remove()
+      .catch(() => undefined);
   });
 
   async function report(sandboxId: string): Promise<EnforcementReport> {

@@ -34,8 +34,14 @@ describe.skipIf(skipDockerTests)("a sandbox that ends while a call is in flight"
       await sandbox.kill();
       await expect(running).rejects.toMatchObject({ name: "TimeoutError", message: expect.stringMatching(KILLED_MID_REQUEST) });
       // A command started after the end gets the edge proxy's 502: the SDK's SandboxNotFoundError; other calls its TimeoutError.
-      await expect(sandbox.commands.run("true")).rejects.toMatchObject({ name: "SandboxNotFoundError", message: expect.stringMatching(/not running anymore/) });
-      await expect(sandbox.files.read("/etc/hostname")).rejects.toMatchObject({ name: "TimeoutError", message: expect.stringMatching(/sandbox timeout/) });
+      await expect(sandbox.commands.run("true")).rejects.toMatchObject({
+        name: "SandboxNotFoundError",
+        message: expect.stringMatching(/not running anymore/),
+      });
+      await expect(sandbox.files.read("/etc/hostname")).rejects.toMatchObject({
+        name: "TimeoutError",
+        message: expect.stringMatching(/sandbox timeout/),
+      });
       expect(await sandbox.isRunning()).toBe(false);
     });
 
@@ -49,11 +55,17 @@ describe.skipIf(skipDockerTests)("a sandbox that ends while a call is in flight"
   it("killed during runCode: the code interpreter SDK raises its TimeoutError saying the sandbox was killed", async () => {
     const sandbox = await CodeInterpreterSandbox.create(emulator().connectionOptions);
     const stdout: string[] = [];
-    const execution = sandbox.runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", { timeoutMs: 300_000, onStdout: (message) => void stdout.push(message.line) });
+    const execution = sandbox.runCode("import time\nprint('started', flush=True)\ntime.sleep(300)", {
+      timeoutMs: 300_000,
+      onStdout: (message) => void stdout.push(message.line),
+    });
     execution.catch(() => undefined);
     for (let attempt = 0; attempt < 200 && stdout.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(stdout).toEqual(["started\n"]);
     await sandbox.kill();
-    await expect(execution).rejects.toMatchObject({ name: "TimeoutError", message: expect.stringMatching(/sandbox was killed while the request was in progress/) });
+    await expect(execution).rejects.toMatchObject({
+      name: "TimeoutError",
+      message: expect.stringMatching(/sandbox was killed while the request was in progress/),
+    });
   });
 });

@@ -55,11 +55,7 @@ export function toEnvironmentList(environment: Record<string, string> | undefine
 }
 
 /** Starts a command in the container, streaming its output to the handlers. */
-export async function startExec(
-  container: Docker.Container,
-  options: ExecOptions,
-  handlers: ExecOutputHandlers,
-): Promise<RunningExec> {
+export async function startExec(container: Docker.Container, options: ExecOptions, handlers: ExecOutputHandlers): Promise<RunningExec> {
   const exec = await container.exec({
     Cmd: options.command,
     User: options.user,
@@ -171,10 +167,7 @@ export interface CollectedExec {
 }
 
 /** Runs a short command to completion and collects its (small) output. */
-export async function runExec(
-  container: Docker.Container,
-  options: ExecOptions & { stdinData?: Buffer },
-): Promise<CollectedExec> {
+export async function runExec(container: Docker.Container, options: ExecOptions & { stdinData?: Buffer }): Promise<CollectedExec> {
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   const running = await startExec(

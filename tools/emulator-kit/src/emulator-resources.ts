@@ -11,7 +11,9 @@ export async function requireLocalImage(docker: Docker, image: string, emulatorN
   try {
     await docker.getImage(image).inspect();
   } catch (error) {
-    throw new Error(`${emulatorName}: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`, { cause: error });
+    throw new Error(`${emulatorName}: image ${image} is not available locally (the emulator never pulls): ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
@@ -24,7 +26,10 @@ export interface EmulatorNetwork {
 /**
  * Uses the caller's network when one is given, else creates a bridge network named `name` carrying `labels`.
  */
-export async function useOrCreateNetwork(docker: Docker, options: { requested: string | undefined; name: string; labels: Record<string, string> }): Promise<EmulatorNetwork> {
+export async function useOrCreateNetwork(
+  docker: Docker,
+  options: { requested: string | undefined; name: string; labels: Record<string, string> },
+): Promise<EmulatorNetwork> {
   if (options.requested) return { networkName: options.requested, ownsNetwork: false };
   await docker.createNetwork({ Name: options.name, Driver: "bridge", Labels: options.labels });
   return { networkName: options.name, ownsNetwork: true };
@@ -33,7 +38,14 @@ export async function useOrCreateNetwork(docker: Docker, options: { requested: s
 /** Force-removes every container carrying `label=value` (e.g. one left by a create racing with stop). */
 export async function removeLabelledContainers(docker: Docker, label: string, value: string): Promise<void> {
   const leftovers = await docker.listContainers({ all: true, filters: { label: [`${label}=${value}`] } }).catch(() => []);
-  await Promise.all(leftovers.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
+  await Promise.all(
+    leftovers.map((container) =>
+      docker
+        .getContainer(container.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
 }
 
 /** What to remove synchronously when the process exits with an emulator still running. */

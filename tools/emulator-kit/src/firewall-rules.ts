@@ -55,7 +55,9 @@ export async function installFirewallRules(containerAddress: string, rules: Outb
   const orderedSpecifications: string[][] = [
     [...source, "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", ...tag, "-j", "ACCEPT"],
     ...rules.allowed.map((destination) => [...source, "-d", destination, ...tag, "-j", "ACCEPT"]),
-    ...rules.denied.map((destination) => (destination === ALL_TRAFFIC ? [...source, ...tag, ...REJECT] : [...source, "-d", destination, ...tag, ...REJECT])),
+    ...rules.denied.map((destination) =>
+      destination === ALL_TRAFFIC ? [...source, ...tag, ...REJECT] : [...source, "-d", destination, ...tag, ...REJECT],
+    ),
   ];
   const installed: FirewallRule[] = [];
   try {

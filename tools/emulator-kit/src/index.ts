@@ -3,8 +3,24 @@
  * egress rules keyed on a container's address, and the Docker resources of one emulator instance with their cleanup.
  * Test gating lives in `@sbx/emulator-kit/testing` (it imports vitest).
  */
-export { runExec, startExec, toEnvironmentList, type CollectedExec, type ExecOptions, type ExecOutputHandlers, type RunningExec } from "./docker-exec.js";
-export { ALL_TRAFFIC, describeFirewallRule, installFirewallRules, isIPv4Cidr, removeFirewallRules, type FirewallRule, type OutboundRules } from "./firewall-rules.js";
+export {
+  runExec,
+  startExec,
+  toEnvironmentList,
+  type CollectedExec,
+  type ExecOptions,
+  type ExecOutputHandlers,
+  type RunningExec,
+} from "./docker-exec.js";
+export {
+  ALL_TRAFFIC,
+  describeFirewallRule,
+  installFirewallRules,
+  isIPv4Cidr,
+  removeFirewallRules,
+  type FirewallRule,
+  type OutboundRules,
+} from "./firewall-rules.js";
 export {
   cleanUpOnProcessExit,
   removeLabelledContainers,

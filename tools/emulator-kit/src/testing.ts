@@ -7,7 +7,10 @@ import { afterAll, beforeAll } from "vitest";
 
 /** True when `SBX_REQUIRE` (comma-separated) names `backend`. */
 export function isRequired(backend: string): boolean {
-  return (process.env.SBX_REQUIRE ?? "").split(",").map((entry) => entry.trim()).includes(backend);
+  return (process.env.SBX_REQUIRE ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .includes(backend);
 }
 
 async function whyDockerIsUnusable(image: string): Promise<string | undefined> {
@@ -49,7 +52,11 @@ export interface SharedEmulator<Emulator> {
  * it cannot start, the tests skip loudly (a warning naming `label`), or the file fails when `SBX_REQUIRE` names
  * `backend`.
  */
-export function shareEmulator<Emulator extends { stop(): Promise<void> }>(options: { start: () => Promise<Emulator>; backend: string; label: string }): SharedEmulator<Emulator> {
+export function shareEmulator<Emulator extends { stop(): Promise<void> }>(options: {
+  start: () => Promise<Emulator>;
+  backend: string;
+  label: string;
+}): SharedEmulator<Emulator> {
   const shared: { emulator: Emulator | undefined; unavailable: string | undefined } = { emulator: undefined, unavailable: undefined };
   beforeAll(async () => {
     try {

@@ -26,7 +26,8 @@ function requireCredentials(state: EmulatorState, context: CallContext): void {
 function requireAuthToken(state: EmulatorState, context: CallContext): void {
   requireCredentials(state, context);
   const token = context.metadata.get("x-modal-auth-token");
-  if (!token || !state.authTokens.has(String(token))) throw new ServerError(Status.UNAUTHENTICATED, "Missing or unknown x-modal-auth-token (modal emulator)");
+  if (!token || !state.authTokens.has(String(token)))
+    throw new ServerError(Status.UNAUTHENTICATED, "Missing or unknown x-modal-auth-token (modal emulator)");
 }
 
 function sandboxOf(state: EmulatorState, sandboxId: string): EmulatedSandbox {
@@ -55,10 +56,17 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
     const definition = request.definition ?? {};
     const image = state.images.get(definition.imageId);
     if (!image) throw new ServerError(Status.NOT_FOUND, `Could not find image with ID ${definition.imageId}`);
-    if (image.commands.length > 1) throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator runs registry images as they are (no extra Dockerfile commands)");
+    if (image.commands.length > 1)
+      throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator runs registry images as they are (no extra Dockerfile commands)");
     const requestedTimeout = definition.timeoutSecs ?? 300;
-    if (requestedTimeout > MAX_TIMEOUT_SECONDS) throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
-    if (definition.name && [...state.sandboxes.values()].some((other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId)) {
+    if (requestedTimeout > MAX_TIMEOUT_SECONDS)
+      throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
+    if (
+      definition.name &&
+      [...state.sandboxes.values()].some(
+        (other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId,
+      )
+    ) {
       throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${definition.name} already exists`);
     }
     const sandbox = await EmulatedSandbox.start({
@@ -97,7 +105,10 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
 
     async environmentGetOrCreate(request, context) {
       requireAuthToken(state, context);
-      return { environmentId: "en-emulator", metadata: { name: request.deploymentName || "main", settings: { imageBuilderVersion: "2025.06", webhookSuffix: "" } } };
+      return {
+        environmentId: "en-emulator",
+        metadata: { name: request.deploymentName || "main", settings: { imageBuilderVersion: "2025.06", webhookSuffix: "" } },
+      };
     },
 
     async appGetOrCreate(request, context) {
@@ -135,8 +146,12 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
 
     async secretGetOrCreate(request, context) {
       requireAuthToken(state, context);
-      if (request.objectCreationType !== 5) throw new ServerError(Status.NOT_FOUND, `Secret '${request.deploymentName}' not found (the modal emulator has only ephemeral secrets)`);
-      const secretId = `st-emu${createHash("sha256").update(`${state.secrets.size}:${JSON.stringify(request.envDict ?? {})}`).digest("hex").slice(0, 19)}`;
+      if (request.objectCreationType !== 5)
+        throw new ServerError(Status.NOT_FOUND, `Secret '${request.deploymentName}' not found (the modal emulator has only ephemeral secrets)`);
+      const secretId = `st-emu${createHash("sha256")
+        .update(`${state.secrets.size}:${JSON.stringify(request.envDict ?? {})}`)
+        .digest("hex")
+        .slice(0, 19)}`;
       state.secrets.set(secretId, { ...(request.envDict ?? {}) });
       return { secretId };
     },
@@ -208,7 +223,12 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       const wanted = tagsOf(request.tags);
       const before = request.beforeTimestamp ? Number(request.beforeTimestamp) : Number.POSITIVE_INFINITY;
       const sandboxes = [...state.sandboxes.values()]
-        .filter((sandbox) => (request.includeFinished || !sandbox.finished) && (!request.appId || sandbox.definition.appId === request.appId) && sandbox.createdAt < before)
+        .filter(
+          (sandbox) =>
+            (request.includeFinished || !sandbox.finished) &&
+            (!request.appId || sandbox.definition.appId === request.appId) &&
+            sandbox.createdAt < before,
+        )
         .filter((sandbox) => [...wanted].every(([name, value]) => sandbox.tags.get(name) === value))
         .sort((a, b) => b.createdAt - a.createdAt)
         .slice(0, 100);

@@ -130,7 +130,10 @@ export class EmulatedExec {
    * window, so then wait for the stream's end (bounded), never cutting output a finished command wrote.
    */
   private async drainOutput(running: RunningExec): Promise<void> {
-    const endedPromptly = await Promise.race([running.outputEnded.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50))]);
+    const endedPromptly = await Promise.race([
+      running.outputEnded.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 50)),
+    ]);
     if (endedPromptly) return;
     if (await this.sessionStillRuns().catch(() => true)) await running.waitForOutputToSettle(100, 2000);
     else await running.waitForOutputToSettle(10_000, 30_000);
@@ -176,6 +179,8 @@ export class EmulatedExec {
 
   /** Kills the process and every process of its session. */
   async kill(): Promise<void> {
-    await runExec(this.container, { command: ["/bin/sh", "-c", KILL_SESSION_SCRIPT, "modal-emulator-kill", this.pidFile], user: "root" }).catch(() => undefined);
+    await runExec(this.container, { command: ["/bin/sh", "-c", KILL_SESSION_SCRIPT, "modal-emulator-kill", this.pidFile], user: "root" }).catch(
+      () => undefined,
+    );
   }
 }

@@ -9,7 +9,15 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import { EmulatedExec, PID_FOLDER, type ExecRequest } from "./emulated-exec.js";
 import { FS_TOOLS_PATH, FS_TOOLS_SOURCE } from "./fs-tools-script.js";
-import { describeFirewallRule, installFirewallRules, planNetwork, removeFirewallRules, type EmulatorNetworkPlan, type FirewallRule, type NetworkAccessMessage } from "./network-policy.js";
+import {
+  describeFirewallRule,
+  installFirewallRules,
+  planNetwork,
+  removeFirewallRules,
+  type EmulatorNetworkPlan,
+  type FirewallRule,
+  type NetworkAccessMessage,
+} from "./network-policy.js";
 import { createTarArchive } from "./tar-archive.js";
 
 /** Label put on every container the emulator creates. */
@@ -144,7 +152,10 @@ export class EmulatedSandbox {
     this.deadlineMs = Date.now() + definition.timeoutSeconds * 1000;
     const deadline = Math.ceil(this.deadlineMs / 1000) + BACKSTOP_SLACK_SECONDS;
     const lifetimeScript = `echo "$1" > ${DEADLINE_FILE}; while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
-    const command = definition.entrypointArgs.length > 0 ? definition.entrypointArgs : ["/bin/sh", "-c", lifetimeScript, "modal-emulator-lifetime", String(deadline)];
+    const command =
+      definition.entrypointArgs.length > 0
+        ? definition.entrypointArgs
+        : ["/bin/sh", "-c", lifetimeScript, "modal-emulator-lifetime", String(deadline)];
     const { nanoCpus, memoryBytes } = this.dockerResources();
     this.container = await docker.createContainer({
       Image: this.options.image,
@@ -174,7 +185,8 @@ export class EmulatedSandbox {
     await this.container.start();
     void this.container.wait().then(
       (outcome: { StatusCode?: number }) => {
-        if (!this.finished) void this.end({ status: outcome.StatusCode === 0 ? RESULT_STATUS.SUCCESS : RESULT_STATUS.FAILURE, exitcode: outcome.StatusCode ?? 0 });
+        if (!this.finished)
+          void this.end({ status: outcome.StatusCode === 0 ? RESULT_STATUS.SUCCESS : RESULT_STATUS.FAILURE, exitcode: outcome.StatusCode ?? 0 });
       },
       () => undefined,
     );
@@ -197,7 +209,8 @@ export class EmulatedSandbox {
       this.idleTimer = setInterval(() => {
         const busy = [...this.execs.values()].some((exec) => exec.status === undefined);
         if (busy) this.lastActivity = Date.now();
-        else if (Date.now() - this.lastActivity >= idleSeconds * 1000) void this.end({ status: RESULT_STATUS.TIMEOUT, exception: "Sandbox idle timeout" });
+        else if (Date.now() - this.lastActivity >= idleSeconds * 1000)
+          void this.end({ status: RESULT_STATUS.TIMEOUT, exception: "Sandbox idle timeout" });
       }, 250);
       this.idleTimer.unref();
     }
@@ -216,7 +229,9 @@ export class EmulatedSandbox {
       return existing;
     }
     const environment = { ...this.definition.environment, ...request.environment };
-    const exec = new EmulatedExec(this.container, { ...request, environment, workdir: request.workdir ?? this.definition.workdir }, () => this.touch());
+    const exec = new EmulatedExec(this.container, { ...request, environment, workdir: request.workdir ?? this.definition.workdir }, () =>
+      this.touch(),
+    );
     this.execs.set(request.execId, exec);
     try {
       await exec.start();

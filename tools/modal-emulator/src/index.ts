@@ -91,7 +91,10 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
 
   const server = createServer({ "grpc.max_receive_message_length": 100 * 1024 * 1024, "grpc.max_send_message_length": 100 * 1024 * 1024 });
   server.add(definitions.controlPlane as never, withUnimplementedStubs(definitions.controlPlane, controlPlaneHandlers(state)) as never);
-  server.add(definitions.taskCommandRouter as never, withUnimplementedStubs(definitions.taskCommandRouter, taskCommandRouterHandlers(state)) as never);
+  server.add(
+    definitions.taskCommandRouter as never,
+    withUnimplementedStubs(definitions.taskCommandRouter, taskCommandRouterHandlers(state)) as never,
+  );
   port = await server.listen(`127.0.0.1:${options.port ?? 0}`);
 
   let stopping: Promise<void> | undefined;
@@ -122,10 +125,16 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
         stopping = (async () => {
           accepting = false;
           forgetExitCleanup();
-          await Promise.all([...state.sandboxes.values()].map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" })));
+          await Promise.all(
+            [...state.sandboxes.values()].map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" })),
+          );
           await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
           server.forceShutdown();
-          if (ownsNetwork) await docker.getNetwork(networkName).remove().catch(() => undefined);
+          if (ownsNetwork)
+            await docker
+              .getNetwork(networkName)
+              .remove()
+              .catch(() => undefined);
         })();
       }
       return stopping;

@@ -12,7 +12,16 @@ import { dirname } from "node:path";
 export interface TsProtoServiceDefinition {
   readonly name: string;
   readonly fullName: string;
-  readonly methods: Record<string, { readonly name: string; readonly requestStream: boolean; readonly responseStream: boolean; readonly requestType: unknown; readonly responseType: unknown }>;
+  readonly methods: Record<
+    string,
+    {
+      readonly name: string;
+      readonly requestStream: boolean;
+      readonly responseStream: boolean;
+      readonly requestType: unknown;
+      readonly responseType: unknown;
+    }
+  >;
 }
 
 /** The two services the SDK calls. */
@@ -44,7 +53,15 @@ export function loadModalDefinitions(): ModalServiceDefinitions {
   compiled.filename = bundlePath;
   compiled.paths = (Module as unknown as { _nodeModulePaths(from: string): string[] })._nodeModulePaths(dirname(bundlePath));
   compiled._compile(source, bundlePath);
-  const definitions = (compiled.exports as { __sbxEmulatorDefinitions: { ModalClientDefinition: TsProtoServiceDefinition; TaskCommandRouterDefinition: TsProtoServiceDefinition } }).__sbxEmulatorDefinitions;
-  cached = { controlPlane: definitions.ModalClientDefinition, taskCommandRouter: definitions.TaskCommandRouterDefinition, sdkVersion: packageJson.version };
+  const definitions = (
+    compiled.exports as {
+      __sbxEmulatorDefinitions: { ModalClientDefinition: TsProtoServiceDefinition; TaskCommandRouterDefinition: TsProtoServiceDefinition };
+    }
+  ).__sbxEmulatorDefinitions;
+  cached = {
+    controlPlane: definitions.ModalClientDefinition,
+    taskCommandRouter: definitions.TaskCommandRouterDefinition,
+    sdkVersion: packageJson.version,
+  };
   return cached;
 }

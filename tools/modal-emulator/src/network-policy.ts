@@ -46,10 +46,18 @@ export function planNetwork(access: NetworkAccessMessage | undefined): EmulatorN
   const notEnforced: Array<{ entry: string; reason: string }> = [];
   for (const cidr of access?.allowedCidrs ?? []) {
     if (isIPv4Cidr(cidr)) enforcedCidrs.push(cidr);
-    else notEnforced.push({ entry: cidr, reason: "not an IPv4 CIDR: the emulator's Docker network is IPv4 only, so this traffic is rejected (stricter than Modal)" });
+    else
+      notEnforced.push({
+        entry: cidr,
+        reason: "not an IPv4 CIDR: the emulator's Docker network is IPv4 only, so this traffic is rejected (stricter than Modal)",
+      });
   }
   for (const domain of access?.allowedDomains ?? []) {
-    notEnforced.push({ entry: domain, reason: "domain allowlists are not enforced by the emulator (Modal matches them on TLS SNI / HTTP Host in its egress proxy); traffic to it is rejected (stricter than Modal)" });
+    notEnforced.push({
+      entry: domain,
+      reason:
+        "domain allowlists are not enforced by the emulator (Modal matches them on TLS SNI / HTTP Host in its egress proxy); traffic to it is rejected (stricter than Modal)",
+    });
   }
   return { mode: "network", type: "ALLOWLIST", enforcedCidrs, notEnforced, needsFirewall: true };
 }

@@ -36,7 +36,8 @@ function execOf(state: EmulatorState, taskId: string, execId: string, allowFinis
     if (sandbox.taskId !== taskId) continue;
     const exec = sandbox.execs.get(execId);
     if (!exec) throw new ServerError(Status.NOT_FOUND, `Exec ${execId} not found`);
-    if (sandbox.finished && !allowFinishedSandbox && exec.status === undefined) throw new ServerError(Status.FAILED_PRECONDITION, `Task ${taskId} has finished`);
+    if (sandbox.finished && !allowFinishedSandbox && exec.status === undefined)
+      throw new ServerError(Status.FAILED_PRECONDITION, `Task ${taskId} has finished`);
     sandbox.touch();
     return exec;
   }

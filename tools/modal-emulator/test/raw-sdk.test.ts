@@ -8,7 +8,6 @@ import { startModalEmulator, type ModalEmulator } from "../src/index.js";
 import { skipDockerTests, testImage } from "./docker-availability.js";
 import { sdkVersions } from "./sdk-versions.js";
 
-
 let emulator: ModalEmulator;
 
 beforeAll(async () => {
@@ -22,7 +21,11 @@ function clientFor(sdk: (typeof sdkVersions)[number][1], credentials?: { tokenId
   const previous = process.env.MODAL_SERVER_URL;
   process.env.MODAL_SERVER_URL = emulator.serverUrl;
   try {
-    return new sdk.ModalClient({ tokenId: credentials?.tokenId ?? emulator.tokenId, tokenSecret: credentials?.tokenSecret ?? emulator.tokenSecret, logLevel: "error" });
+    return new sdk.ModalClient({
+      tokenId: credentials?.tokenId ?? emulator.tokenId,
+      tokenSecret: credentials?.tokenSecret ?? emulator.tokenSecret,
+      logLevel: "error",
+    });
   } finally {
     if (previous === undefined) delete process.env.MODAL_SERVER_URL;
     else process.env.MODAL_SERVER_URL = previous;
@@ -77,8 +80,17 @@ describe.skipIf(skipDockerTests).each(sdkVersions)("%s against the emulator", (_
       await sandbox.filesystem.writeBytes(bytes, "/workspace/deep/data.bin");
       expect(Buffer.compare(Buffer.from(await sandbox.filesystem.readBytes("/workspace/deep/data.bin")), Buffer.from(bytes))).toBe(0);
       await sandbox.filesystem.makeDirectory("/workspace/deep/inner");
-      expect((await sandbox.filesystem.listFiles("/workspace/deep")).map((entry) => [entry.name, entry.type, entry.size])).toEqual([["data.bin", "file", 300_000], ["inner", "directory", expect.any(Number)]]);
-      expect(await sandbox.filesystem.stat("/workspace/deep/data.bin")).toMatchObject({ name: "data.bin", path: "/workspace/deep/data.bin", type: "file", size: 300_000, symlinkTarget: null });
+      expect((await sandbox.filesystem.listFiles("/workspace/deep")).map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+        ["data.bin", "file", 300_000],
+        ["inner", "directory", expect.any(Number)],
+      ]);
+      expect(await sandbox.filesystem.stat("/workspace/deep/data.bin")).toMatchObject({
+        name: "data.bin",
+        path: "/workspace/deep/data.bin",
+        type: "file",
+        size: 300_000,
+        symlinkTarget: null,
+      });
       const failures = await Promise.all([
         sandbox.filesystem.readText("/workspace/missing.txt").catch((error: Error) => error.name),
         sandbox.filesystem.readText("/workspace/deep").catch((error: Error) => error.name),

@@ -47,7 +47,8 @@ async function createSandbox(networkAccess: Record<string, unknown> = { networkA
 
 async function readAll(taskId: string, execId: string, fileDescriptor = 0): Promise<string> {
   let text = "";
-  for await (const message of router.taskExecStdioRead({ taskId, execId, offset: 0, fileDescriptor }, { metadata: routerMetadata })) text += Buffer.from(message.data).toString();
+  for await (const message of router.taskExecStdioRead({ taskId, execId, offset: 0, fileDescriptor }, { metadata: routerMetadata }))
+    text += Buffer.from(message.data).toString();
   return text;
 }
 
@@ -56,7 +57,8 @@ describe.skipIf(skipDockerTests)("modal emulator wire behaviour", () => {
     const { sandboxId, taskId } = await createSandbox();
     const execId = randomUUID();
     await router.taskExecStart({ taskId, execId, commandArgs: ["cat"], stdoutConfig: 1, stderrConfig: 1 }, { metadata: routerMetadata });
-    const write = (offset: number, text: string, eof = false) => router.taskExecStdinWrite({ taskId, execId, offset, data: Buffer.from(text), eof }, { metadata: routerMetadata });
+    const write = (offset: number, text: string, eof = false) =>
+      router.taskExecStdinWrite({ taskId, execId, offset, data: Buffer.from(text), eof }, { metadata: routerMetadata });
     await write(0, "abc");
     await write(0, "abc");
     await write(2, "cdef");
@@ -75,7 +77,10 @@ describe.skipIf(skipDockerTests)("modal emulator wire behaviour", () => {
     await router.taskExecStart(start, { metadata: routerMetadata });
     await router.taskExecWait({ taskId, execId }, { metadata: routerMetadata });
     const check = randomUUID();
-    await router.taskExecStart({ taskId, execId: check, commandArgs: ["cat", "/tmp/runs"], stdoutConfig: 1, stderrConfig: 1 }, { metadata: routerMetadata });
+    await router.taskExecStart(
+      { taskId, execId: check, commandArgs: ["cat", "/tmp/runs"], stdoutConfig: 1, stderrConfig: 1 },
+      { metadata: routerMetadata },
+    );
     expect(await readAll(taskId, check)).toBe("ran\n");
     await control.sandboxTerminateV2({ sandboxId }, { metadata });
   });
@@ -103,7 +108,16 @@ describe.skipIf(skipDockerTests)("modal emulator wire behaviour", () => {
     expect(blockedReport.network).toMatchObject({ mode: "none", type: "BLOCKED" });
     expect(blockedReport.containerAddress).toBeNull();
     const execId = randomUUID();
-    await router.taskExecStart({ taskId: blocked.taskId, execId, commandArgs: ["python3", "-c", "import socket; s=socket.socket(); s.settimeout(2); print(s.connect_ex(('1.1.1.1', 80)) != 0)"], stdoutConfig: 1, stderrConfig: 1 }, { metadata: routerMetadata });
+    await router.taskExecStart(
+      {
+        taskId: blocked.taskId,
+        execId,
+        commandArgs: ["python3", "-c", "import socket; s=socket.socket(); s.settimeout(2); print(s.connect_ex(('1.1.1.1', 80)) != 0)"],
+        stdoutConfig: 1,
+        stderrConfig: 1,
+      },
+      { metadata: routerMetadata },
+    );
     expect(await readAll(blocked.taskId, execId)).toBe("True\n");
     const allowlisted = await createSandbox({ networkAccessType: 3, allowedCidrs: ["10.99.0.0/16"], allowedDomains: ["pypi.org"] });
     const report = emulator.inspectSandbox(allowlisted.sandboxId)!;

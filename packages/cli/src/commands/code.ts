@@ -14,7 +14,13 @@ export interface CodeFlags extends SandboxFlags {
 }
 
 /** Binary MIME types saved to files, with their extension. */
-const SAVED_TYPES: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg", "application/pdf": "pdf" };
+const SAVED_TYPES: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/svg+xml": "svg",
+  "application/pdf": "pdf",
+};
 
 /** One rich result as `sbx code` reports it: its MIME types, its text, and the files it was saved to. */
 export interface RenderedResult {
@@ -54,11 +60,18 @@ async function readSource(environment: CliEnvironment, file: string): Promise<st
  * Prints an execution's outcome (after streaming): rich results and saved files, the exception. The result text,
  * exception and traceback come from the sandbox, so they go through `output` (escaped on a terminal). Returns the exit status.
  */
-export function printExecution(environment: CliEnvironment, mode: OutputMode, execution: Execution, rendered: RenderedResult[] | null, output = new SandboxOutput(environment, false)): number {
+export function printExecution(
+  environment: CliEnvironment,
+  mode: OutputMode,
+  execution: Execution,
+  rendered: RenderedResult[] | null,
+  output = new SandboxOutput(environment, false),
+): number {
   for (const result of rendered ?? []) {
     if (result.text !== null && result.isMainResult) output.stdout(`${result.text}\n`);
     output.endLine(mode);
-    for (const file of result.savedFiles) status(environment, mode, `saved ${result.mimeTypes.filter((type) => SAVED_TYPES[type]).join(", ")} result to ${file}`);
+    for (const file of result.savedFiles)
+      status(environment, mode, `saved ${result.mimeTypes.filter((type) => SAVED_TYPES[type]).join(", ")} result to ${file}`);
   }
   if (execution.error) {
     // Backends that stream the traceback on stderr have shown it already.
@@ -83,17 +96,31 @@ export async function codeCommand(environment: CliEnvironment, mode: OutputMode,
   const sandbox = await createCliSandbox(environment, mode, request);
   try {
     const output = new SandboxOutput(environment, flags["raw-output"] === true);
-    const execution = await sandbox.runCode(source, { language: flags.language, timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(output, mode) });
-    const rendered = execution.results === null ? null : await saveRichResults(execution.results, resolve(environment.cwd, flags["out-dir"] ?? "."), environment.cwd);
+    const execution = await sandbox.runCode(source, {
+      language: flags.language,
+      timeoutMs: request.timeoutMs,
+      signal: environment.signal,
+      ...streamToTerminal(output, mode),
+    });
+    const rendered =
+      execution.results === null
+        ? null
+        : await saveRichResults(execution.results, resolve(environment.cwd, flags["out-dir"] ?? "."), environment.cwd);
     if (mode.json) {
-      environment.stdout.write(`${JSON.stringify({
-        sandbox: { id: sandbox.id, backend: sandbox.backend },
-        stdout: execution.stdout,
-        stderr: execution.stderr,
-        error: execution.error,
-        results: rendered,
-        durationMs: execution.durationMs,
-      }, null, 2)}\n`);
+      environment.stdout.write(
+        `${JSON.stringify(
+          {
+            sandbox: { id: sandbox.id, backend: sandbox.backend },
+            stdout: execution.stdout,
+            stderr: execution.stderr,
+            error: execution.error,
+            results: rendered,
+            durationMs: execution.durationMs,
+          },
+          null,
+          2,
+        )}\n`,
+      );
       return execution.error ? 1 : 0;
     }
     return printExecution(environment, mode, execution, rendered, output);

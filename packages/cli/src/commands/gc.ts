@@ -14,7 +14,10 @@ export interface GcFlags {
 export async function gcCommand(environment: CliEnvironment, mode: OutputMode, flags: GcFlags): Promise<number> {
   if (flags["dry-run"] === true) {
     const orphans = (await listSandboxes({ signal: environment.signal })).filter((sandbox) => sandbox.orphanReason !== null);
-    if (mode.json) environment.stdout.write(`${JSON.stringify({ backend: "docker", dryRun: true, containers: orphans.map((orphan) => ({ id: orphan.id, reason: orphan.orphanReason })) }, null, 2)}\n`);
+    if (mode.json)
+      environment.stdout.write(
+        `${JSON.stringify({ backend: "docker", dryRun: true, containers: orphans.map((orphan) => ({ id: orphan.id, reason: orphan.orphanReason })) }, null, 2)}\n`,
+      );
     else if (orphans.length === 0) environment.stdout.write("Nothing to remove.\n");
     else for (const orphan of orphans) environment.stdout.write(`would remove ${orphan.id.slice(0, 12)} (${orphan.orphanReason})\n`);
     return 0;

@@ -30,20 +30,35 @@ export async function runCommand(environment: CliEnvironment, mode: OutputMode, 
   try {
     for (const upload of uploads) await uploadWithProgress(environment, mode, sandbox, upload);
     const output = new SandboxOutput(environment, flags["raw-output"] === true);
-    const result = await sandbox.commands.run(commandLine, { timeoutMs: request.timeoutMs, signal: environment.signal, ...streamToTerminal(output, mode) });
+    const result = await sandbox.commands.run(commandLine, {
+      timeoutMs: request.timeoutMs,
+      signal: environment.signal,
+      ...streamToTerminal(output, mode),
+    });
     if (mode.json) {
-      environment.stdout.write(`${JSON.stringify({
-        sandbox: { id: sandbox.id, backend: sandbox.backend },
-        command: commandLine,
-        exitCode: result.exitCode,
-        stdout: result.stdout,
-        stderr: result.stderr,
-        truncated: result.truncated,
-        durationMs: result.durationMs,
-      }, null, 2)}\n`);
+      environment.stdout.write(
+        `${JSON.stringify(
+          {
+            sandbox: { id: sandbox.id, backend: sandbox.backend },
+            command: commandLine,
+            exitCode: result.exitCode,
+            stdout: result.stdout,
+            stderr: result.stderr,
+            truncated: result.truncated,
+            durationMs: result.durationMs,
+          },
+          null,
+          2,
+        )}\n`,
+      );
     } else {
       output.endLine(mode);
-      if (result.truncated.stdout || result.truncated.stderr) status(environment, mode, `output was cut at the limit (${result.totalBytes.stdout} bytes on stdout, ${result.totalBytes.stderr} on stderr in total)`);
+      if (result.truncated.stdout || result.truncated.stderr)
+        status(
+          environment,
+          mode,
+          `output was cut at the limit (${result.totalBytes.stdout} bytes on stdout, ${result.totalBytes.stderr} on stderr in total)`,
+        );
       status(environment, mode, `exit code ${result.exitCode}`);
     }
     return result.exitCode;

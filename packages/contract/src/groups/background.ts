@@ -1,5 +1,12 @@
 import { expect } from "vitest";
-import { describeGroup, expectCapabilityRefused, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectCapabilityRefused,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 async function collect(stream: AsyncIterable<string>): Promise<string> {
   let text = "";
@@ -29,18 +36,22 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     expect(result.stdout).toBe("first\nsecond\n");
   });
 
-  contractTest("background.live-process-limit", "a command past maxLiveProcesses is refused with SBX_TOO_MANY_PROCESSES (not retryable, nothing started), a finished one frees its slot, and the bound is in the audit record", async () => {
-    await using sandbox = await harness.createSandbox({ maxLiveProcesses: 2 });
-    const first = await sandbox.commands.start("sleep 30");
-    await sandbox.commands.start("sleep 30");
-    const refused = await expectSbxError(() => sandbox.commands.start("echo refused > refused-marker.txt"), "SBX_TOO_MANY_PROCESSES");
-    expect(refused.retryable, "a refusal past the bound is not retryable as such").toBe(false);
-    expect(sandbox.audit().policies.processes?.applied, "the audit record's policies.processes").toEqual({ maxLiveProcesses: 2 });
-    await first.kill();
-    await first.wait().catch(() => undefined);
-    const check = await sandbox.commands.run("test -e refused-marker.txt && echo started || echo nothing");
-    expect(check.stdout, "the refused command must not have run").toBe("nothing\n");
-  });
+  contractTest(
+    "background.live-process-limit",
+    "a command past maxLiveProcesses is refused with SBX_TOO_MANY_PROCESSES (not retryable, nothing started), a finished one frees its slot, and the bound is in the audit record",
+    async () => {
+      await using sandbox = await harness.createSandbox({ maxLiveProcesses: 2 });
+      const first = await sandbox.commands.start("sleep 30");
+      await sandbox.commands.start("sleep 30");
+      const refused = await expectSbxError(() => sandbox.commands.start("echo refused > refused-marker.txt"), "SBX_TOO_MANY_PROCESSES");
+      expect(refused.retryable, "a refusal past the bound is not retryable as such").toBe(false);
+      expect(sandbox.audit().policies.processes?.applied, "the audit record's policies.processes").toEqual({ maxLiveProcesses: 2 });
+      await first.kill();
+      await first.wait().catch(() => undefined);
+      const check = await sandbox.commands.run("test -e refused-marker.txt && echo started || echo nothing");
+      expect(check.stdout, "the refused command must not have run").toBe("nothing\n");
+    },
+  );
 
   contractTest("background.stdout-iterable", "handle.stdout and handle.stderr are async iterables of the output, in order", async () => {
     await using sandbox = await harness.createSandbox();
@@ -51,20 +62,27 @@ export function registerBackgroundCommandsTests(harness: ContractHarness): void 
     expect(result.exitCode).toBe(0);
   });
 
-  contractTest("background.kill", "kill() stops a running command and its children; wait() then resolves with exit code 137; kill twice is safe", async () => {
-    await using sandbox = await harness.createSandbox();
-    const handle = await sandbox.commands.start("echo started; (sleep 3; echo leaked > background-marker.txt) & sleep 30");
-    const iterator = handle.stdout[Symbol.asyncIterator]();
-    const first = await iterator.next();
-    expect(first.value).toContain("started");
-    await handle.kill();
-    await handle.kill();
-    const result = await handle.wait();
-    // The documented exit code of a killed command: 128 + SIGKILL (CommandHandle.wait).
-    expect(result.exitCode).toBe(137);
-    await new Promise((resolve) => setTimeout(resolve, 4000));
-    expect(await sandbox.files.exists("background-marker.txt"), "background-marker.txt exists: a child of the killed background command survived and wrote it").toBe(false);
-  });
+  contractTest(
+    "background.kill",
+    "kill() stops a running command and its children; wait() then resolves with exit code 137; kill twice is safe",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const handle = await sandbox.commands.start("echo started; (sleep 3; echo leaked > background-marker.txt) & sleep 30");
+      const iterator = handle.stdout[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      expect(first.value).toContain("started");
+      await handle.kill();
+      await handle.kill();
+      const result = await handle.wait();
+      // The documented exit code of a killed command: 128 + SIGKILL (CommandHandle.wait).
+      expect(result.exitCode).toBe(137);
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      expect(
+        await sandbox.files.exists("background-marker.txt"),
+        "background-marker.txt exists: a child of the killed background command survived and wrote it",
+      ).toBe(false);
+    },
+  );
 
   if (capabilities.STDIN) {
     contractTest("background.stdin", "writeStdin() and closeStdin() feed a running command", async () => {

@@ -1,6 +1,14 @@
 import type { Sandbox } from "@sbx/core";
 import { expect } from "vitest";
-import { delay, describeGroup, expectCapabilityRefused, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  delay,
+  describeGroup,
+  expectCapabilityRefused,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 /** A command printing exactly `count` bytes (spaces) with `printf`, portable to dash, bash, busybox and just-bash. */
 export function printBytesCommand(count: number, stream: "stdout" | "stderr" = "stdout"): string {
@@ -85,7 +93,9 @@ export function registerCommandsTests(harness: ContractHarness): void {
 
   contractTest("commands.env", "sandbox env and per-command env reach the command; per-command wins", async () => {
     await using sandbox = await harness.createSandbox({ env: { SBX_CONTRACT_A: "from-sandbox", SBX_CONTRACT_C: "sandbox-c" } });
-    const both = await sandbox.commands.run(`printf '%s|%s|%s' "$SBX_CONTRACT_A" "$SBX_CONTRACT_B" "$SBX_CONTRACT_C"`, { env: { SBX_CONTRACT_B: "from-command", SBX_CONTRACT_C: "command-c" } });
+    const both = await sandbox.commands.run(`printf '%s|%s|%s' "$SBX_CONTRACT_A" "$SBX_CONTRACT_B" "$SBX_CONTRACT_C"`, {
+      env: { SBX_CONTRACT_B: "from-command", SBX_CONTRACT_C: "command-c" },
+    });
     expect(both.stdout).toBe("from-sandbox|from-command|command-c");
     const later = await sandbox.commands.run(`printf '%s|%s' "$SBX_CONTRACT_B" "$SBX_CONTRACT_C"`);
     expect(later.stdout).toBe("|sandbox-c");
@@ -121,7 +131,10 @@ export function registerCommandsTests(harness: ContractHarness): void {
     expect((error as { killed?: boolean }).killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
     // Give the children time past their 3 s sleep: had any survived, the marker would now exist.
     await delay(4000);
-    expect(await sandbox.files.exists("timeout-marker.txt"), "timeout-marker.txt exists: a child of the timed-out command survived and wrote it").toBe(false);
+    expect(
+      await sandbox.files.exists("timeout-marker.txt"),
+      "timeout-marker.txt exists: a child of the timed-out command survived and wrote it",
+    ).toBe(false);
     const processes = await processLines(sandbox);
     if (processes) expect(processes.filter((line) => /^sleep 3$/.test(line))).toEqual([]);
     expect((await sandbox.commands.run("echo still-usable")).stdout).toBe("still-usable\n");
@@ -141,23 +154,32 @@ export function registerCommandsTests(harness: ContractHarness): void {
     already.abort();
     await expectSbxError(() => sandbox.commands.run("echo never", { signal: already.signal }), "SBX_ABORTED");
     await delay(4000);
-    expect(await sandbox.files.exists("abort-marker.txt"), "abort-marker.txt exists: a child of the aborted command survived and wrote it").toBe(false);
+    expect(await sandbox.files.exists("abort-marker.txt"), "abort-marker.txt exists: a child of the aborted command survived and wrote it").toBe(
+      false,
+    );
   });
 
-  contractTest("commands.output-cap", "outputLimitBytes keeps at most the cap per stream: cap-1, cap, cap+1 give truncated false, false, true", async () => {
-    await using sandbox = await harness.createSandbox();
-    const cap = 1000;
-    for (const stream of ["stdout", "stderr"] as const) {
-      for (const produced of [cap - 1, cap, cap + 1, cap * 5]) {
-        const result = await sandbox.commands.run(printBytesCommand(produced, stream), { outputLimitBytes: cap });
-        const bytes = stream === "stdout" ? result.stdoutBytes : result.stderrBytes;
-        expect(bytes.byteLength).toBe(Math.min(produced, cap));
-        expect(result.truncated[stream]).toBe(produced > cap);
-        expect(result.totalBytes[stream]).toBe(produced);
-        expect(result.truncated[stream === "stdout" ? "stderr" : "stdout"], `truncated flag of the stream that was not flooded (${stream === "stdout" ? "stderr" : "stdout"})`).toBe(false);
+  contractTest(
+    "commands.output-cap",
+    "outputLimitBytes keeps at most the cap per stream: cap-1, cap, cap+1 give truncated false, false, true",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const cap = 1000;
+      for (const stream of ["stdout", "stderr"] as const) {
+        for (const produced of [cap - 1, cap, cap + 1, cap * 5]) {
+          const result = await sandbox.commands.run(printBytesCommand(produced, stream), { outputLimitBytes: cap });
+          const bytes = stream === "stdout" ? result.stdoutBytes : result.stderrBytes;
+          expect(bytes.byteLength).toBe(Math.min(produced, cap));
+          expect(result.truncated[stream]).toBe(produced > cap);
+          expect(result.totalBytes[stream]).toBe(produced);
+          expect(
+            result.truncated[stream === "stdout" ? "stderr" : "stdout"],
+            `truncated flag of the stream that was not flooded (${stream === "stdout" ? "stderr" : "stdout"})`,
+          ).toBe(false);
+        }
       }
-    }
-  });
+    },
+  );
 
   contractTest("commands.background-child-holds-stdout", "a finished command returns even while a background child still holds stdout", async () => {
     await using sandbox = await harness.createSandbox();
@@ -165,7 +187,10 @@ export function registerCommandsTests(harness: ContractHarness): void {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe("done\n");
     // The command returned before its child could finish: proof that the result was not gated on end of stream.
-    expect(await sandbox.files.exists("late-marker.txt"), "late-marker.txt exists: the result waited for the background child to end instead of returning when the shell exited").toBe(false);
+    expect(
+      await sandbox.files.exists("late-marker.txt"),
+      "late-marker.txt exists: the result waited for the background child to end instead of returning when the shell exited",
+    ).toBe(false);
   });
 
   contractTest("commands.invalid-arguments", "invalid command arguments raise SBX_INVALID_ARGUMENT", async () => {
@@ -176,7 +201,10 @@ export function registerCommandsTests(harness: ContractHarness): void {
     await expectSbxError(() => sandbox.commands.run("echo x", { outputLimitBytes: -1 }), "SBX_INVALID_ARGUMENT");
     await expectSbxError(() => sandbox.commands.run("echo x", { env: { "not valid": "x" } }), "SBX_INVALID_ARGUMENT");
     await expectSbxError(() => sandbox.commands.run("echo x", { unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => sandbox.commands.run("echo x", { stdin: true }), capabilities.STDIN ? "SBX_INVALID_ARGUMENT" : "SBX_CAPABILITY_NOT_SUPPORTED");
+    await expectSbxError(
+      () => sandbox.commands.run("echo x", { stdin: true }),
+      capabilities.STDIN ? "SBX_INVALID_ARGUMENT" : "SBX_CAPABILITY_NOT_SUPPORTED",
+    );
   });
 }
 

@@ -25,7 +25,9 @@ export function registerConcurrencyTests(harness: ContractHarness): void {
 
   contractTest("concurrency.parallel-commands", "commands run in parallel in one sandbox each get their own output", async () => {
     await using sandbox = await harness.createSandbox();
-    const results = await Promise.all([0, 1, 2, 3].map((index) => sandbox.commands.run(`sleep 0.${index}; echo out-${index}; echo err-${index} 1>&2; exit ${index}`)));
+    const results = await Promise.all(
+      [0, 1, 2, 3].map((index) => sandbox.commands.run(`sleep 0.${index}; echo out-${index}; echo err-${index} 1>&2; exit ${index}`)),
+    );
     results.forEach((result, index) => {
       expect(result.stdout).toBe(`out-${index}\n`);
       expect(result.stderr).toBe(`err-${index}\n`);

@@ -3,7 +3,13 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 const MEBIBYTE = 1024 * 1024;
 
@@ -73,21 +79,25 @@ export function registerFilesTests(harness: ContractHarness): void {
     expect(readBack.digest).toBe(source.digest());
   });
 
-  contractTest("files.large-stream-slow-consumer", "a large file read by a slow consumer (2 ms a chunk) beside a fast one arrives whole to both, or the read fails", async () => {
-    await using sandbox = await harness.createSandbox();
-    const totalBytes = harness.options.largeFileBytes ?? 64 * MEBIBYTE;
-    const source = randomStream(totalBytes);
-    await sandbox.files.write("large.bin", source.stream);
-    const expected = source.digest();
-    // A consumer behind the producer (a slow link, a loaded host) must still get every byte: nothing cut by a timer
-    // while the rest is in flight (ADR 0028). A second, fast read of the same file runs at once, as load.
-    const [slow, fast] = await Promise.all([
-      sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream, { delayMsPerChunk: 2 })),
-      sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream)),
-    ]);
-    expect(slow, `the slow consumer received ${slow.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
-    expect(fast, `the fast consumer received ${fast.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
-  });
+  contractTest(
+    "files.large-stream-slow-consumer",
+    "a large file read by a slow consumer (2 ms a chunk) beside a fast one arrives whole to both, or the read fails",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const totalBytes = harness.options.largeFileBytes ?? 64 * MEBIBYTE;
+      const source = randomStream(totalBytes);
+      await sandbox.files.write("large.bin", source.stream);
+      const expected = source.digest();
+      // A consumer behind the producer (a slow link, a loaded host) must still get every byte: nothing cut by a timer
+      // while the rest is in flight (ADR 0028). A second, fast read of the same file runs at once, as load.
+      const [slow, fast] = await Promise.all([
+        sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream, { delayMsPerChunk: 2 })),
+        sandbox.files.read("large.bin", { format: "stream" }).then((stream) => hashStream(stream)),
+      ]);
+      expect(slow, `the slow consumer received ${slow.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
+      expect(fast, `the fast consumer received ${fast.size} of ${totalBytes} bytes`).toEqual({ size: totalBytes, digest: expected });
+    },
+  );
 
   contractTest("files.unicode-names", "unicode folder and file names work for files and commands", async () => {
     await using sandbox = await harness.createSandbox();
@@ -112,9 +122,9 @@ export function registerFilesTests(harness: ContractHarness): void {
     const stat = await sandbox.files.stat("listing/b.txt");
     expect(stat).toMatchObject({ name: "b.txt", type: "file", size: 5, path: `${sandbox.workspace}/listing/b.txt` });
     expect((await sandbox.files.stat("listing")).type).toBe("directory");
-    expect(await sandbox.files.exists("listing/a.txt"), "files.exists(\"listing/a.txt\") for a written file").toBe(true);
-    expect(await sandbox.files.exists("listing"), "files.exists(\"listing\") for a folder").toBe(true);
-    expect(await sandbox.files.exists("listing/missing.txt"), "files.exists(\"listing/missing.txt\") for a file never written").toBe(false);
+    expect(await sandbox.files.exists("listing/a.txt"), 'files.exists("listing/a.txt") for a written file').toBe(true);
+    expect(await sandbox.files.exists("listing"), 'files.exists("listing") for a folder').toBe(true);
+    expect(await sandbox.files.exists("listing/missing.txt"), 'files.exists("listing/missing.txt") for a file never written').toBe(false);
   });
 
   contractTest("files.mkdir", "mkdir creates parents and succeeds when the folder exists", async () => {
@@ -129,10 +139,10 @@ export function registerFilesTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     await sandbox.files.write("gone.txt", "x");
     await sandbox.files.remove("gone.txt");
-    expect(await sandbox.files.exists("gone.txt"), "files.exists(\"gone.txt\") after files.remove").toBe(false);
+    expect(await sandbox.files.exists("gone.txt"), 'files.exists("gone.txt") after files.remove').toBe(false);
     await sandbox.files.write("tree/leaf/file.txt", "x");
     await sandbox.files.remove("tree", { recursive: true });
-    expect(await sandbox.files.exists("tree"), "files.exists(\"tree\") after a recursive files.remove").toBe(false);
+    expect(await sandbox.files.exists("tree"), 'files.exists("tree") after a recursive files.remove').toBe(false);
     await expectSbxError(() => sandbox.files.remove("gone.txt"), "SBX_FILE_NOT_FOUND");
   });
 
@@ -140,12 +150,12 @@ export function registerFilesTests(harness: ContractHarness): void {
     await using sandbox = await harness.createSandbox();
     await sandbox.files.write("before.txt", "moved");
     await sandbox.files.rename("before.txt", "after.txt");
-    expect(await sandbox.files.exists("before.txt"), "files.exists(\"before.txt\") after renaming it").toBe(false);
+    expect(await sandbox.files.exists("before.txt"), 'files.exists("before.txt") after renaming it').toBe(false);
     expect(await sandbox.files.read("after.txt")).toBe("moved");
     await sandbox.files.write("folder-a/inside.txt", "inside");
     await sandbox.files.rename("folder-a", "folder-b");
     expect(await sandbox.files.read("folder-b/inside.txt")).toBe("inside");
-    expect(await sandbox.files.exists("folder-a"), "files.exists(\"folder-a\") after renaming the folder").toBe(false);
+    expect(await sandbox.files.exists("folder-a"), 'files.exists("folder-a") after renaming the folder').toBe(false);
   });
 
   contractTest("files.missing", "reading or describing a missing file raises SBX_FILE_NOT_FOUND", async () => {

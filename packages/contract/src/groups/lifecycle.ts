@@ -1,6 +1,14 @@
 import { expect } from "vitest";
 import { createSandbox, type CreateSandboxOptions } from "@sbx/core";
-import { countingProvider, describeGroup, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  countingProvider,
+  describeGroup,
+  expectSbxError,
+  mergeCreateOptions,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 /** Registers the lifecycle tests: create, kill, idempotent kill, use after kill, `await using`, option validation. */
 export function registerLifecycleTests(harness: ContractHarness): void {
@@ -21,7 +29,10 @@ export function registerLifecycleTests(harness: ContractHarness): void {
 
   contractTest("lifecycle.kill", "kill() removes the backend's resource (asked of the backend), closes the sandbox and sets closedAt", async () => {
     const sandboxExists = harness.options.sandboxExists;
-    if (!sandboxExists) expect.fail("lifecycle.kill needs the sandboxExists(id) option, to ask the backend whether kill() removed the sandbox; wire it, or skip this test with a reason");
+    if (!sandboxExists)
+      expect.fail(
+        "lifecycle.kill needs the sandboxExists(id) option, to ask the backend whether kill() removed the sandbox; wire it, or skip this test with a reason",
+      );
     await using sandbox = await harness.createSandbox();
     expect(sandbox.audit().closedAt).toBeNull();
     expect(await sandboxExists(sandbox.id), `the backend reports sandbox ${sandbox.id} exists before kill()`).toBe(true);
@@ -57,22 +68,29 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     expect(escaped?.closed, "sandbox.closed after leaving its await using block").toBe(true);
   });
 
-  contractTest("lifecycle.invalid-create-options", "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched: nothing is created", async () => {
-    const counting = countingProvider(provider);
-    const create = (extra: CreateSandboxOptions) => createSandbox(counting.provider, mergeCreateOptions(harness.options.createOptions, extra));
-    await expectSbxError(() => create({ timeoutMs: 5 }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => create({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => create({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => create({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
-    // Secrets too short to redact were once refused after the backend had created the sandbox, which stayed alive.
-    await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "true" } }), "SBX_INVALID_ARGUMENT");
-    await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "1" } }), "SBX_INVALID_ARGUMENT");
-    expect(counting.creates(), "backend creates made by refused createSandbox calls").toBe(0);
-    const sandboxExists = harness.options.sandboxExists;
-    for (const id of counting.createdIds()) {
-      expect(sandboxExists ? await sandboxExists(id) : "no sandboxExists option", `sandbox ${id} created by a refused createSandbox call still exists`).toBe(false);
-    }
-  });
+  contractTest(
+    "lifecycle.invalid-create-options",
+    "invalid create options raise SBX_INVALID_ARGUMENT before the backend is touched: nothing is created",
+    async () => {
+      const counting = countingProvider(provider);
+      const create = (extra: CreateSandboxOptions) => createSandbox(counting.provider, mergeCreateOptions(harness.options.createOptions, extra));
+      await expectSbxError(() => create({ timeoutMs: 5 }), "SBX_INVALID_ARGUMENT");
+      await expectSbxError(() => create({ network: { egress: "sometimes" as "deny" } }), "SBX_INVALID_ARGUMENT");
+      await expectSbxError(() => create({ env: { "1-bad name": "x" } }), "SBX_INVALID_ARGUMENT");
+      await expectSbxError(() => create({ unknownOption: true } as never), "SBX_INVALID_ARGUMENT");
+      // Secrets too short to redact were once refused after the backend had created the sandbox, which stayed alive.
+      await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "true" } }), "SBX_INVALID_ARGUMENT");
+      await expectSbxError(() => create({ secrets: { SBX_CONTRACT_TOKEN: "1" } }), "SBX_INVALID_ARGUMENT");
+      expect(counting.creates(), "backend creates made by refused createSandbox calls").toBe(0);
+      const sandboxExists = harness.options.sandboxExists;
+      for (const id of counting.createdIds()) {
+        expect(
+          sandboxExists ? await sandboxExists(id) : "no sandboxExists option",
+          `sandbox ${id} created by a refused createSandbox call still exists`,
+        ).toBe(false);
+      }
+    },
+  );
 }
 
 /** The lifecycle group on its own. */

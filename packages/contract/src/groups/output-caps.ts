@@ -1,5 +1,11 @@
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 import { printBytesCommand } from "./commands.js";
 
 /** Bytes each flood prints: far past the cap, small enough for every backend to produce quickly. */
@@ -24,18 +30,25 @@ export function registerOutputCapsTests(harness: ContractHarness): void {
     expect(result.totalBytes.stdout).toBe(FLOOD_BYTES);
   });
 
-  contractTest("output-caps.run-code-flood", "runCode flooding stdout is capped like a command: outputLimitBytes, truncated and totalBytes", async () => {
-    await using sandbox = await harness.createSandbox();
-    let streamed = 0;
-    const execution = await sandbox.runCode(PYTHON_FLOOD, { outputLimitBytes: CAP_BYTES, onStdout: (text) => (streamed += text.length) });
-    expect(execution.error).toBeNull();
-    expect(execution.stdout.length).toBe(CAP_BYTES);
-    expect(execution.stdout).toBe("x".repeat(CAP_BYTES));
-    expect(execution.truncated).toEqual({ stdout: true, stderr: false, results: false });
-    expect(execution.totalBytes).toEqual({ stdout: FLOOD_BYTES, stderr: 0 });
-    expect(streamed).toBe(FLOOD_BYTES);
-    expect(execution.outOfMemoryKilled === null || execution.outOfMemoryKilled === false, `outOfMemoryKilled is null or false for an output flood (got ${String(execution.outOfMemoryKilled)})`).toBe(true);
-  });
+  contractTest(
+    "output-caps.run-code-flood",
+    "runCode flooding stdout is capped like a command: outputLimitBytes, truncated and totalBytes",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      let streamed = 0;
+      const execution = await sandbox.runCode(PYTHON_FLOOD, { outputLimitBytes: CAP_BYTES, onStdout: (text) => (streamed += text.length) });
+      expect(execution.error).toBeNull();
+      expect(execution.stdout.length).toBe(CAP_BYTES);
+      expect(execution.stdout).toBe("x".repeat(CAP_BYTES));
+      expect(execution.truncated).toEqual({ stdout: true, stderr: false, results: false });
+      expect(execution.totalBytes).toEqual({ stdout: FLOOD_BYTES, stderr: 0 });
+      expect(streamed).toBe(FLOOD_BYTES);
+      expect(
+        execution.outOfMemoryKilled === null || execution.outOfMemoryKilled === false,
+        `outOfMemoryKilled is null or false for an output flood (got ${String(execution.outOfMemoryKilled)})`,
+      ).toBe(true);
+    },
+  );
 
   contractTest("output-caps.run-code-default-cap", "runCode without outputLimitBytes keeps the 16 MiB default, like commands", async () => {
     await using sandbox = await harness.createSandbox();
@@ -45,27 +58,49 @@ export function registerOutputCapsTests(harness: ContractHarness): void {
     expect(execution.totalBytes.stdout).toBe(272 * 65536);
   });
 
-  contractTest("output-caps.throwing-callback", "an onStdout callback that throws becomes CallbackError on the call, never an uncaught exception", async () => {
-    await using sandbox = await harness.createSandbox();
-    const uncaught: unknown[] = [];
-    const onUncaught = (error: unknown) => uncaught.push(error);
-    process.on("uncaughtException", onUncaught);
-    process.on("unhandledRejection", onUncaught);
-    try {
-      const commandError = await expectSbxError(() => sandbox.commands.run("echo first; sleep 0.2; echo second; sleep 30", { timeoutMs: 60_000, onStdout: () => { throw new RangeError("callback defect"); } }), "SBX_CALLBACK_FAILED");
-      expect((commandError as { callback?: string }).callback).toBe("onStdout");
-      expect((commandError.cause as Error).message).toBe("callback defect");
-      const codeError = await expectSbxError(() => sandbox.runCode("print('first', flush=True)\nimport time\ntime.sleep(30)", { timeoutMs: 60_000, onStdout: () => { throw new RangeError("code callback defect"); } }), "SBX_CALLBACK_FAILED");
-      expect((codeError as { callback?: string }).callback).toBe("onStdout");
-      // The sandbox stays usable.
-      expect((await sandbox.commands.run("echo still-here")).stdout).toBe("still-here\n");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(uncaught).toEqual([]);
-    } finally {
-      process.off("uncaughtException", onUncaught);
-      process.off("unhandledRejection", onUncaught);
-    }
-  });
+  contractTest(
+    "output-caps.throwing-callback",
+    "an onStdout callback that throws becomes CallbackError on the call, never an uncaught exception",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown) => uncaught.push(error);
+      process.on("uncaughtException", onUncaught);
+      process.on("unhandledRejection", onUncaught);
+      try {
+        const commandError = await expectSbxError(
+          () =>
+            sandbox.commands.run("echo first; sleep 0.2; echo second; sleep 30", {
+              timeoutMs: 60_000,
+              onStdout: () => {
+                throw new RangeError("callback defect");
+              },
+            }),
+          "SBX_CALLBACK_FAILED",
+        );
+        expect((commandError as { callback?: string }).callback).toBe("onStdout");
+        expect((commandError.cause as Error).message).toBe("callback defect");
+        const codeError = await expectSbxError(
+          () =>
+            sandbox.runCode("print('first', flush=True)\nimport time\ntime.sleep(30)", {
+              timeoutMs: 60_000,
+              onStdout: () => {
+                throw new RangeError("code callback defect");
+              },
+            }),
+          "SBX_CALLBACK_FAILED",
+        );
+        expect((codeError as { callback?: string }).callback).toBe("onStdout");
+        // The sandbox stays usable.
+        expect((await sandbox.commands.run("echo still-here")).stdout).toBe("still-here\n");
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(uncaught).toEqual([]);
+      } finally {
+        process.off("uncaughtException", onUncaught);
+        process.off("unhandledRejection", onUncaught);
+      }
+    },
+  );
 }
 
 /** The output-caps group on its own. */

@@ -3,7 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_READ_LIMIT_BYTES, type Sandbox } from "@sbx/core";
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 const SPARSE_BYTES = 2 * 1024 * 1024 * 1024;
 
@@ -23,44 +29,55 @@ async function oversizedFile(sandbox: Sandbox, name: string): Promise<{ path: st
 export function registerReadLimitsTests(harness: ContractHarness): void {
   const { contractTest } = harness;
 
-  contractTest("read-limits.whole-read-refused", "reading a 2 GiB sparse file whole is refused with FileTooLargeError naming the size and maxBytes", async () => {
-    await using sandbox = await harness.createSandbox();
-    const file = await oversizedFile(sandbox, "big");
-    for (const format of ["text", "bytes"] as const) {
-      const error = (await expectSbxError(() => sandbox.files.read(file.path, { format, maxBytes: file.limitBytes } as { format: "bytes" }), "SBX_FILE_TOO_LARGE")) as unknown as { sizeBytes: number; limitBytes: number; option: string; message: string };
-      expect(error.sizeBytes).toBe(file.sizeBytes);
-      expect(error.limitBytes).toBe(file.limitBytes ?? DEFAULT_READ_LIMIT_BYTES);
-      expect(error.option).toBe("maxBytes");
-      expect(error.message).toContain(String(file.sizeBytes));
-      expect(error.message).toContain("maxBytes");
-    }
-    // Under the limit the same call works, and the sandbox is still usable.
-    await sandbox.files.write("small.txt", "fits");
-    expect(await sandbox.files.read("small.txt", { maxBytes: 4 })).toBe("fits");
-    await expectSbxError(() => sandbox.files.read("small.txt", { maxBytes: 3 }), "SBX_FILE_TOO_LARGE");
-  });
-
-  contractTest("read-limits.stream-limit", "a stream read with maxBytes errors with FileTooLargeError once past it, without holding the file", async () => {
-    await using sandbox = await harness.createSandbox();
-    const file = await oversizedFile(sandbox, "big");
-    const limit = 1024 * 1024;
-    const stream = await sandbox.files.read(file.path, { format: "stream", maxBytes: Math.min(limit, file.limitBytes ?? limit) });
-    let received = 0;
-    const reader = stream.getReader();
-    const failure = await (async () => {
-      try {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return undefined;
-          received += value.byteLength;
-        }
-      } catch (error) {
-        return error as { code?: string };
+  contractTest(
+    "read-limits.whole-read-refused",
+    "reading a 2 GiB sparse file whole is refused with FileTooLargeError naming the size and maxBytes",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const file = await oversizedFile(sandbox, "big");
+      for (const format of ["text", "bytes"] as const) {
+        const error = (await expectSbxError(
+          () => sandbox.files.read(file.path, { format, maxBytes: file.limitBytes } as { format: "bytes" }),
+          "SBX_FILE_TOO_LARGE",
+        )) as unknown as { sizeBytes: number; limitBytes: number; option: string; message: string };
+        expect(error.sizeBytes).toBe(file.sizeBytes);
+        expect(error.limitBytes).toBe(file.limitBytes ?? DEFAULT_READ_LIMIT_BYTES);
+        expect(error.option).toBe("maxBytes");
+        expect(error.message).toContain(String(file.sizeBytes));
+        expect(error.message).toContain("maxBytes");
       }
-    })();
-    expect(failure?.code).toBe("SBX_FILE_TOO_LARGE");
-    expect(received).toBeLessThanOrEqual(Math.min(limit, file.limitBytes ?? limit));
-  });
+      // Under the limit the same call works, and the sandbox is still usable.
+      await sandbox.files.write("small.txt", "fits");
+      expect(await sandbox.files.read("small.txt", { maxBytes: 4 })).toBe("fits");
+      await expectSbxError(() => sandbox.files.read("small.txt", { maxBytes: 3 }), "SBX_FILE_TOO_LARGE");
+    },
+  );
+
+  contractTest(
+    "read-limits.stream-limit",
+    "a stream read with maxBytes errors with FileTooLargeError once past it, without holding the file",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const file = await oversizedFile(sandbox, "big");
+      const limit = 1024 * 1024;
+      const stream = await sandbox.files.read(file.path, { format: "stream", maxBytes: Math.min(limit, file.limitBytes ?? limit) });
+      let received = 0;
+      const reader = stream.getReader();
+      const failure = await (async () => {
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) return undefined;
+            received += value.byteLength;
+          }
+        } catch (error) {
+          return error as { code?: string };
+        }
+      })();
+      expect(failure?.code).toBe("SBX_FILE_TOO_LARGE");
+      expect(received).toBeLessThanOrEqual(Math.min(limit, file.limitBytes ?? limit));
+    },
+  );
 
   contractTest("read-limits.download-limit", "a download with maxBytes is refused and leaves no host file", async () => {
     await using sandbox = await harness.createSandbox();
@@ -69,7 +86,10 @@ export function registerReadLimitsTests(harness: ContractHarness): void {
     try {
       const hostPath = join(directory, "big");
       const limit = Math.min(1024 * 1024, file.limitBytes ?? Number.MAX_SAFE_INTEGER);
-      const error = (await expectSbxError(() => sandbox.files.download(file.path, hostPath, { maxBytes: limit }), "SBX_FILE_TOO_LARGE")) as unknown as { sizeBytes: number };
+      const error = (await expectSbxError(
+        () => sandbox.files.download(file.path, hostPath, { maxBytes: limit }),
+        "SBX_FILE_TOO_LARGE",
+      )) as unknown as { sizeBytes: number };
       expect(error.sizeBytes).toBe(file.sizeBytes);
       expect(existsSync(hostPath), `the refused download left ${hostPath} on the host`).toBe(false);
     } finally {

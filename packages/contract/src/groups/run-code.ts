@@ -1,5 +1,12 @@
 import { expect } from "vitest";
-import { describeGroup, expectCapabilityRefused, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectCapabilityRefused,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 /** Registers the `runCode()` tests, or their refusal when the manifest lists no languages (or not Python). */
 export function registerRunCodeTests(harness: ContractHarness): void {
@@ -7,7 +14,11 @@ export function registerRunCodeTests(harness: ContractHarness): void {
 
   contractTest("run-code.unknown-language", "an undeclared language raises SBX_CAPABILITY_NOT_SUPPORTED", async () => {
     await using sandbox = await harness.createSandbox();
-    await expectCapabilityRefused(harness, () => sandbox.runCode("print(1)", { language: "sbx-contract-nonexistent" }), "language:sbx-contract-nonexistent");
+    await expectCapabilityRefused(
+      harness,
+      () => sandbox.runCode("print(1)", { language: "sbx-contract-nonexistent" }),
+      "language:sbx-contract-nonexistent",
+    );
   });
 
   if (!capabilities.languages.includes("python")) {
@@ -21,7 +32,9 @@ export function registerRunCodeTests(harness: ContractHarness): void {
   contractTest("run-code.stdout", "one-shot Python prints to stdout and stderr", async () => {
     await using sandbox = await harness.createSandbox();
     const streamed: string[] = [];
-    const execution = await sandbox.runCode("import sys\nprint('hello from python')\nprint('to stderr', file=sys.stderr)", { onStdout: (text) => streamed.push(text) });
+    const execution = await sandbox.runCode("import sys\nprint('hello from python')\nprint('to stderr', file=sys.stderr)", {
+      onStdout: (text) => streamed.push(text),
+    });
     expect(execution.error).toBeNull();
     expect(execution.stdout).toBe("hello from python\n");
     expect(execution.stderr).toBe("to stderr\n");
@@ -97,12 +110,16 @@ export function registerRunCodeTests(harness: ContractHarness): void {
 export function registerCodeContextsTests(harness: ContractHarness): void {
   const { contractTest, capabilities } = harness;
   if (!capabilities.STATEFUL_CODE) {
-    contractTest("code-contexts.refused", "createCodeContext() and runCode({ contextId }) raise SBX_CAPABILITY_NOT_SUPPORTED when STATEFUL_CODE is off", async () => {
-      await using sandbox = await harness.createSandbox();
-      const created = await expectCapabilityRefused(harness, () => sandbox.createCodeContext(), "STATEFUL_CODE");
-      expect((created as { supportedBy?: string[] }).supportedBy).toContain("e2b");
-      await expectCapabilityRefused(harness, () => sandbox.runCode("x = 1", { contextId: "sbx-contract-context" }), "STATEFUL_CODE");
-    });
+    contractTest(
+      "code-contexts.refused",
+      "createCodeContext() and runCode({ contextId }) raise SBX_CAPABILITY_NOT_SUPPORTED when STATEFUL_CODE is off",
+      async () => {
+        await using sandbox = await harness.createSandbox();
+        const created = await expectCapabilityRefused(harness, () => sandbox.createCodeContext(), "STATEFUL_CODE");
+        expect((created as { supportedBy?: string[] }).supportedBy).toContain("e2b");
+        await expectCapabilityRefused(harness, () => sandbox.runCode("x = 1", { contextId: "sbx-contract-context" }), "STATEFUL_CODE");
+      },
+    );
     return;
   }
 

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 const SECRET_NAME = "SBX_CONTRACT_SECRET";
 
@@ -26,7 +32,9 @@ function encodedForms(secret: string): Record<string, string> {
     hex,
     hexUpper: hex.toUpperCase(),
     json: JSON.stringify(secret).slice(1, -1),
-    jsonAscii: JSON.stringify(secret).slice(1, -1).replace(/[\u007f-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`),
+    jsonAscii: JSON.stringify(secret)
+      .slice(1, -1)
+      .replace(/[\u007f-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`),
   };
 }
 
@@ -47,7 +55,8 @@ function everyTextOf(error: unknown): string {
   let current: unknown = error;
   for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
     parts.push(current.message, String(current.stack ?? ""));
-    for (const [key, value] of Object.entries(current)) if (key !== "cause") parts.push(typeof value === "string" ? value : JSON.stringify(value) ?? "");
+    for (const [key, value] of Object.entries(current))
+      if (key !== "cause") parts.push(typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
     current = (current as { cause?: unknown }).cause;
   }
   parts.push(JSON.stringify(error) ?? "");
@@ -64,24 +73,42 @@ function expectNoForm(text: string, secret: string): void {
 export function registerSecretEncodingsTests(harness: ContractHarness): void {
   const { contractTest } = harness;
 
-  contractTest("secret-encodings.partial-output", "a secret printed raw, base64, URL-encoded, hex and JSON-escaped is redacted in a timed-out run's partial output", async () => {
-    const secret = hostileSecret();
-    await using sandbox = await harness.createSandbox({ secrets: { [SECRET_NAME]: secret } });
-    const error = (await expectSbxError(() => sandbox.runCode(PRINT_FORMS_AND_HANG, { timeoutMs: 4_000 }), "SBX_TIMEOUT")) as unknown as { partialStdout: string; partialStderr: string };
-    // The attack really happened: nine forms were printed to each stream, and each was redacted.
-    expect(error.partialStdout.split("\n").filter((line) => line.startsWith("form: ")).length).toBe(9);
-    expect(error.partialStdout.match(/\[redacted\]/g)?.length ?? 0).toBeGreaterThanOrEqual(9);
-    expect(error.partialStderr.match(/\[redacted\]/g)?.length ?? 0).toBeGreaterThanOrEqual(9);
-    expectNoForm(everyTextOf(error), secret);
-  });
+  contractTest(
+    "secret-encodings.partial-output",
+    "a secret printed raw, base64, URL-encoded, hex and JSON-escaped is redacted in a timed-out run's partial output",
+    async () => {
+      const secret = hostileSecret();
+      await using sandbox = await harness.createSandbox({ secrets: { [SECRET_NAME]: secret } });
+      const error = (await expectSbxError(() => sandbox.runCode(PRINT_FORMS_AND_HANG, { timeoutMs: 4_000 }), "SBX_TIMEOUT")) as unknown as {
+        partialStdout: string;
+        partialStderr: string;
+      };
+      // The attack really happened: nine forms were printed to each stream, and each was redacted.
+      expect(error.partialStdout.split("\n").filter((line) => line.startsWith("form: ")).length).toBe(9);
+      expect(error.partialStdout.match(/\[redacted\]/g)?.length ?? 0).toBeGreaterThanOrEqual(9);
+      expect(error.partialStderr.match(/\[redacted\]/g)?.length ?? 0).toBeGreaterThanOrEqual(9);
+      expectNoForm(everyTextOf(error), secret);
+    },
+  );
 
-  contractTest("secret-encodings.command-partial-output", "a command printing the secret raw and through base64 is redacted in the TimeoutError", async () => {
-    const secret = hostileSecret();
-    await using sandbox = await harness.createSandbox({ secrets: { [SECRET_NAME]: secret } });
-    const error = await expectSbxError(() => sandbox.commands.run(`printf '%s\\n' "$${SECRET_NAME}"; printf '%s' "$${SECRET_NAME}" | base64; printf '%s' "$${SECRET_NAME}" | base64 1>&2; sleep 60`, { timeoutMs: 3_000 }), "SBX_TIMEOUT");
-    expect((error as unknown as { partialStdout: string }).partialStdout).toMatch(/^\[redacted\]\n\[redacted\]/);
-    expectNoForm(everyTextOf(error), secret);
-  });
+  contractTest(
+    "secret-encodings.command-partial-output",
+    "a command printing the secret raw and through base64 is redacted in the TimeoutError",
+    async () => {
+      const secret = hostileSecret();
+      await using sandbox = await harness.createSandbox({ secrets: { [SECRET_NAME]: secret } });
+      const error = await expectSbxError(
+        () =>
+          sandbox.commands.run(
+            `printf '%s\\n' "$${SECRET_NAME}"; printf '%s' "$${SECRET_NAME}" | base64; printf '%s' "$${SECRET_NAME}" | base64 1>&2; sleep 60`,
+            { timeoutMs: 3_000 },
+          ),
+        "SBX_TIMEOUT",
+      );
+      expect((error as unknown as { partialStdout: string }).partialStdout).toMatch(/^\[redacted\]\n\[redacted\]/);
+      expectNoForm(everyTextOf(error), secret);
+    },
+  );
 
   contractTest("secret-encodings.error-fields", "a path holding the secret is absent from error messages and fields (path, JSON)", async () => {
     const secret = hostileSecret();
@@ -102,12 +129,19 @@ export function registerSecretEncodingsTests(harness: ContractHarness): void {
     expectNoForm(JSON.stringify(sandbox.audit()), secret);
   });
 
-  contractTest("secret-encodings.short-values-refused", "secrets too short to redact safely (\"true\", \"1\", \"deny\") are refused at create with InvalidArgumentError", async () => {
-    for (const value of ["true", "1", "none", "deny"]) {
-      const error = (await expectSbxError(() => harness.createSandbox({ secrets: { SBX_SHORT_SECRET: value } }), "SBX_INVALID_ARGUMENT")) as unknown as { field: string; message: string };
-      expect(error.field).toBe("options.secrets.SBX_SHORT_SECRET");
-    }
-  });
+  contractTest(
+    "secret-encodings.short-values-refused",
+    'secrets too short to redact safely ("true", "1", "deny") are refused at create with InvalidArgumentError',
+    async () => {
+      for (const value of ["true", "1", "none", "deny"]) {
+        const error = (await expectSbxError(
+          () => harness.createSandbox({ secrets: { SBX_SHORT_SECRET: value } }),
+          "SBX_INVALID_ARGUMENT",
+        )) as unknown as { field: string; message: string };
+        expect(error.field).toBe("options.secrets.SBX_SHORT_SECRET");
+      }
+    },
+  );
 }
 
 /** The secret-encodings group on its own. */

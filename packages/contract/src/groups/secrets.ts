@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 const SECRET_NAME = "SBX_CONTRACT_SECRET";
 
@@ -40,7 +46,10 @@ export function registerSecretsTests(harness: ContractHarness): void {
   contractTest("secrets.absent-from-errors", "a secret echoed by a command that times out is absent from the error", async () => {
     const value = `sbx-secret-${randomUUID()}`;
     await using sandbox = await harness.createSandbox({ secrets: { [SECRET_NAME]: value } });
-    const error = await expectSbxError(() => sandbox.commands.run(`echo "leak: $${SECRET_NAME}"; echo "leak: $${SECRET_NAME}" 1>&2; sleep 30`, { timeoutMs: 1500 }), "SBX_TIMEOUT");
+    const error = await expectSbxError(
+      () => sandbox.commands.run(`echo "leak: $${SECRET_NAME}"; echo "leak: $${SECRET_NAME}" 1>&2; sleep 30`, { timeoutMs: 1500 }),
+      "SBX_TIMEOUT",
+    );
     expect(everyTextOf(error)).not.toContain(value);
   });
 }

@@ -1,6 +1,14 @@
 import { createSandbox, type SbxError } from "@sbx/core";
 import { expect } from "vitest";
-import { countingProvider, describeGroup, expectSbxError, mergeCreateOptions, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  countingProvider,
+  describeGroup,
+  expectSbxError,
+  mergeCreateOptions,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 /** A settings key no backend has. */
 export const UNKNOWN_SETTING_KEY = "sbxContractUnknownSetting";
@@ -12,13 +20,21 @@ export const UNKNOWN_SETTING_KEY = "sbxContractUnknownSetting";
 export function registerSettingsTests(harness: ContractHarness): void {
   const { contractTest, options, provider } = harness;
 
-  contractTest("settings.unknown-key-refused", "an unknown settings key is refused (InvalidArgumentError naming it and the known keys) before anything is created", async () => {
-    const counting = countingProvider(provider);
-    const error = await expectSbxError(() => createSandbox(counting.provider, mergeCreateOptions(options.createOptions, { settings: { [UNKNOWN_SETTING_KEY]: true } })), "SBX_INVALID_ARGUMENT");
-    expect((error as SbxError & { field?: string }).field, "the refused field").toBe(`settings.${UNKNOWN_SETTING_KEY}`);
-    for (const key of Object.keys(provider.settingsSchema?.shape ?? {})) expect(error.message, `the message names the known key ${key}`).toContain(key);
-    expect(counting.creates(), "provider.create calls made for the refused options").toBe(0);
-  });
+  contractTest(
+    "settings.unknown-key-refused",
+    "an unknown settings key is refused (InvalidArgumentError naming it and the known keys) before anything is created",
+    async () => {
+      const counting = countingProvider(provider);
+      const error = await expectSbxError(
+        () => createSandbox(counting.provider, mergeCreateOptions(options.createOptions, { settings: { [UNKNOWN_SETTING_KEY]: true } })),
+        "SBX_INVALID_ARGUMENT",
+      );
+      expect((error as SbxError & { field?: string }).field, "the refused field").toBe(`settings.${UNKNOWN_SETTING_KEY}`);
+      for (const key of Object.keys(provider.settingsSchema?.shape ?? {}))
+        expect(error.message, `the message names the known key ${key}`).toContain(key);
+      expect(counting.creates(), "provider.create calls made for the refused options").toBe(0);
+    },
+  );
 }
 
 /** The settings group on its own. */

@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Sandbox } from "@sbx/core";
 import { expect, type TestContext } from "vitest";
-import { delay, describeGroup, expectSbxError, type ContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "../harness.js";
+import {
+  delay,
+  describeGroup,
+  expectSbxError,
+  type ContractHarness,
+  type SandboxContractOptions,
+  type SandboxProviderFactoryForContract,
+} from "../harness.js";
 
 /**
  * A process that escapes the command's kill as an attacker would: `setsid` (a new session and process group) and
@@ -22,9 +29,13 @@ async function heartbeatMoves(sandbox: Sandbox, heartbeatPath: string): Promise<
 }
 
 async function requireEscapeTools(sandbox: Sandbox, context: TestContext): Promise<void> {
-  const probe = await sandbox.commands.run("command -v setsid >/dev/null 2>&1 && command -v env >/dev/null 2>&1 && [ -x /bin/sh ] && echo yes || echo no");
+  const probe = await sandbox.commands.run(
+    "command -v setsid >/dev/null 2>&1 && command -v env >/dev/null 2>&1 && [ -x /bin/sh ] && echo yes || echo no",
+  );
   if (probe.stdout.trim() !== "yes") {
-    context.skip("the backend has no setsid/env/sh processes (an in-process shell): no process can leave the command's session, so the escape cannot be attempted here");
+    context.skip(
+      "the backend has no setsid/env/sh processes (an in-process shell): no process can leave the command's session, so the escape cannot be attempted here",
+    );
   }
 }
 
@@ -32,19 +43,27 @@ async function requireEscapeTools(sandbox: Sandbox, context: TestContext): Promi
 export function registerVerifiedKillsTests(harness: ContractHarness): void {
   const { contractTest, capabilities } = harness;
 
-  contractTest("verified-kills.timeout-setsid-env-escape", "after a timeout, a setsid + env -i escapee is gone, and killed: true is reported only because it is", async (context) => {
-    await using sandbox = await harness.createSandbox();
-    await requireEscapeTools(sandbox, context);
-    const heartbeat = `/tmp/sbx-heartbeat-${randomUUID()}`;
-    const error = (await expectSbxError(() => sandbox.commands.run(escapingCommand(heartbeat), { timeoutMs: 2_000 }), "SBX_TIMEOUT")) as { killed?: boolean; message: string };
-    const survived = await heartbeatMoves(sandbox, heartbeat);
-    // Honesty first: killed: true is a claim that nothing survived.
-    if (error.killed === true) expect(survived, "the escaped process still writes its heartbeat although the timeout reported killed: true").toBe(false);
-    else expect(error.message).toMatch(/could not verify/);
-    // And the kill itself must reach the escapee.
-    expect(survived, "the escaped process still writes its heartbeat after the timeout").toBe(false);
-    expect(error.killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
-  });
+  contractTest(
+    "verified-kills.timeout-setsid-env-escape",
+    "after a timeout, a setsid + env -i escapee is gone, and killed: true is reported only because it is",
+    async (context) => {
+      await using sandbox = await harness.createSandbox();
+      await requireEscapeTools(sandbox, context);
+      const heartbeat = `/tmp/sbx-heartbeat-${randomUUID()}`;
+      const error = (await expectSbxError(() => sandbox.commands.run(escapingCommand(heartbeat), { timeoutMs: 2_000 }), "SBX_TIMEOUT")) as {
+        killed?: boolean;
+        message: string;
+      };
+      const survived = await heartbeatMoves(sandbox, heartbeat);
+      // Honesty first: killed: true is a claim that nothing survived.
+      if (error.killed === true)
+        expect(survived, "the escaped process still writes its heartbeat although the timeout reported killed: true").toBe(false);
+      else expect(error.message).toMatch(/could not verify/);
+      // And the kill itself must reach the escapee.
+      expect(survived, "the escaped process still writes its heartbeat after the timeout").toBe(false);
+      expect(error.killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
+    },
+  );
 
   contractTest("verified-kills.abort-setsid-env-escape", "after an abort, a setsid + env -i escapee is gone", async (context) => {
     await using sandbox = await harness.createSandbox();

@@ -89,13 +89,23 @@ class AgentSession {
   private stderrTail = "";
   private readonly decoder = new AgentFrameDecoder();
 
-  constructor(readonly process: SpawnedProcess | undefined, private readonly backend: string, private readonly onEnd: (session: AgentSession, reason: string) => void) {}
+  constructor(
+    readonly process: SpawnedProcess | undefined,
+    private readonly backend: string,
+    private readonly onEnd: (session: AgentSession, reason: string) => void,
+  ) {}
 
-  static async start(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: ClientSettings, onEnd: (session: AgentSession, reason: string) => void): Promise<AgentSession> {
+  static async start(
+    driver: Pick<SandboxDriverV1, "spawn" | "workspace">,
+    options: ClientSettings,
+    onEnd: (session: AgentSession, reason: string) => void,
+  ): Promise<AgentSession> {
     let session: AgentSession | undefined;
     const early: Uint8Array[] = [];
     const earlyErr: Uint8Array[] = [];
-    const spawn = options.enforcement ? (request: SpawnRequest) => options.enforcement!.spawnAgent(request) : (request: SpawnRequest) => driver.spawn(request);
+    const spawn = options.enforcement
+      ? (request: SpawnRequest) => options.enforcement!.spawnAgent(request)
+      : (request: SpawnRequest) => driver.spawn(request);
     const process = await spawn({
       command: agentCommandLine(),
       cwd: driver.workspace,
@@ -119,25 +129,43 @@ class AgentSession {
     for (const chunk of earlyErr) session.receiveStderr(chunk);
     for (const chunk of early) session.receive(chunk);
     process.exit.then(
-      ({ exitCode }) => session!.end(`the sandbox agent exited (exit code ${exitCode})${session!.stderrTail ? `: ${session!.stderrTail.trim().slice(-500)}` : ""}`, exitCode),
+      ({ exitCode }) =>
+        session!.end(
+          `the sandbox agent exited (exit code ${exitCode})${session!.stderrTail ? `: ${session!.stderrTail.trim().slice(-500)}` : ""}`,
+          exitCode,
+        ),
       (error: unknown) => session!.end(`the sandbox agent's process failed: ${error instanceof Error ? error.message : String(error)}`),
     );
     let timer: NodeJS.Timeout | undefined;
     try {
       const greeting = await Promise.race([
         hello,
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no hello within ${options.startTimeoutMs} ms`)), options.startTimeoutMs))),
+        new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error(`no hello within ${options.startTimeoutMs} ms`)), options.startTimeoutMs)),
+        ),
       ]);
-      if (greeting.protocol !== SBX_AGENT_PROTOCOL) throw new Error(`the agent speaks protocol ${String(greeting.protocol)}, this @sbx/core speaks ${SBX_AGENT_PROTOCOL}`);
+      if (greeting.protocol !== SBX_AGENT_PROTOCOL)
+        throw new Error(`the agent speaks protocol ${String(greeting.protocol)}, this @sbx/core speaks ${SBX_AGENT_PROTOCOL}`);
       session.hello = greeting;
       return session;
     } catch (error) {
       const exit = session.exitCode;
       await session.kill();
-      if (exit === 127 || /python3 not found/.test(session.stderrTail)) throw new RuntimeMissingError({ backend: options.backend, runtime: "python3", detail: "the sbx sandbox agent runs with the image's python3" });
-      if (exit === 3 || /python3 >= 3\.8 is required/.test(session.stderrTail)) throw new RuntimeMissingError({ backend: options.backend, runtime: "python3 >= 3.8", detail: session.stderrTail.trim().slice(-200) });
+      if (exit === 127 || /python3 not found/.test(session.stderrTail))
+        throw new RuntimeMissingError({
+          backend: options.backend,
+          runtime: "python3",
+          detail: "the sbx sandbox agent runs with the image's python3",
+        });
+      if (exit === 3 || /python3 >= 3\.8 is required/.test(session.stderrTail))
+        throw new RuntimeMissingError({ backend: options.backend, runtime: "python3 >= 3.8", detail: session.stderrTail.trim().slice(-200) });
       if (SbxError.isInstance(error)) throw error;
-      throw new ProviderError({ backend: options.backend, retryable: true, cause: error, message: `The sbx sandbox agent did not start: ${error instanceof Error ? error.message : String(error)}${session.stderrTail ? ` (stderr: ${session.stderrTail.trim().slice(-300)})` : ""}` });
+      throw new ProviderError({
+        backend: options.backend,
+        retryable: true,
+        cause: error,
+        message: `The sbx sandbox agent did not start: ${error instanceof Error ? error.message : String(error)}${session.stderrTail ? ` (stderr: ${session.stderrTail.trim().slice(-300)})` : ""}`,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -183,13 +211,17 @@ class AgentSession {
     }
     this.unansweredSince = Date.now();
     try {
-      const id = this.request(null, { type: "ping" }, {
-        onFrame: () => {
-          this.pending.delete(id);
-          this.unansweredSince = undefined;
+      const id = this.request(
+        null,
+        { type: "ping" },
+        {
+          onFrame: () => {
+            this.pending.delete(id);
+            this.unansweredSince = undefined;
+          },
+          fail: () => {},
         },
-        fail: () => {},
-      });
+      );
     } catch {
       // Ended meanwhile.
     }
@@ -282,7 +314,10 @@ export class SandboxAgentClient {
   private stopped = false;
   private startedForCommands = false;
 
-  constructor(private readonly driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: SandboxAgentClientOptions) {
+  constructor(
+    private readonly driver: Pick<SandboxDriverV1, "spawn" | "workspace">,
+    options: SandboxAgentClientOptions,
+  ) {
     this.options = { startTimeoutMs: 30_000, interruptGraceMs: 2_000, outputLimitBytes: 16 * 1024 * 1024, ...options };
   }
 
@@ -332,17 +367,21 @@ export class SandboxAgentClient {
     let onAbort: (() => void) | undefined;
     try {
       const contextId = await new Promise<string>((resolve, reject) => {
-        const id = session.request(null, { type: "create_context", language: request.language, cwd: request.cwd }, {
-          onFrame: (frame) => {
-            session.pending.delete(id);
-            if (frame.header.type === "context_created" && typeof frame.header.context === "string") {
-              // Created after the caller gave up: end it rather than leave an interpreter nobody can reach.
-              if (abandoned) session.send({ type: "close_context", id: 0, context: frame.header.context });
-              resolve(frame.header.context);
-            } else reject(this.requestError(frame, null));
+        const id = session.request(
+          null,
+          { type: "create_context", language: request.language, cwd: request.cwd },
+          {
+            onFrame: (frame) => {
+              session.pending.delete(id);
+              if (frame.header.type === "context_created" && typeof frame.header.context === "string") {
+                // Created after the caller gave up: end it rather than leave an interpreter nobody can reach.
+                if (abandoned) session.send({ type: "close_context", id: 0, context: frame.header.context });
+                resolve(frame.header.context);
+              } else reject(this.requestError(frame, null));
+            },
+            fail: reject,
           },
-          fail: reject,
-        });
+        );
         // Bounded: an agent that does not answer (stopped, hung) is killed, and the call fails typed.
         timer = setTimeout(() => {
           session.end(`the sandbox agent did not answer create_context within ${this.options.startTimeoutMs} ms; it was killed`);
@@ -370,7 +409,11 @@ export class SandboxAgentClient {
     this.owners.delete(contextId);
     this.remember(contextId, "the context was closed");
     await new Promise<void>((resolve) => {
-      const id = session.request(null, { type: "close_context", context: contextId }, { onFrame: () => (session.pending.delete(id), resolve()), fail: () => resolve() });
+      const id = session.request(
+        null,
+        { type: "close_context", context: contextId },
+        { onFrame: () => (session.pending.delete(id), resolve()), fail: () => resolve() },
+      );
     });
   }
 
@@ -381,9 +424,13 @@ export class SandboxAgentClient {
     if (contextId !== null) {
       const owner = this.owners.get(contextId);
       if (!owner || owner.ended) {
-        const reason = this.lost.get(contextId) ?? (owner?.ended);
+        const reason = this.lost.get(contextId) ?? owner?.ended;
         if (reason) throw new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason });
-        throw new InvalidArgumentError({ backend: this.options.backend, field: "options.contextId", message: `Invalid options.contextId: no code context ${JSON.stringify(contextId)} in this sandbox. Create one with createCodeContext().` });
+        throw new InvalidArgumentError({
+          backend: this.options.backend,
+          field: "options.contextId",
+          message: `Invalid options.contextId: no code context ${JSON.stringify(contextId)} in this sandbox. Create one with createCodeContext().`,
+        });
       }
       session = owner;
     } else {
@@ -395,7 +442,10 @@ export class SandboxAgentClient {
     let resultsDroppedHere = 0;
     const droppedBy = (header: Record<string, unknown>) => {
       const dropped = (header.dropped ?? {}) as { stdout?: unknown; stderr?: unknown; results?: unknown };
-      return { droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 }, droppedResults: (Number(dropped.results) || 0) + resultsDroppedHere };
+      return {
+        droppedBytes: { stdout: Number(dropped.stdout) || 0, stderr: Number(dropped.stderr) || 0 },
+        droppedResults: (Number(dropped.results) || 0) + resultsDroppedHere,
+      };
     };
     const stdoutDecoder = new TextDecoder();
     const stderrDecoder = new TextDecoder();
@@ -427,56 +477,65 @@ export class SandboxAgentClient {
         }, grace + 5_000);
       };
       try {
-        id = session.request(contextId, {
-          type: "run",
-          context: contextId,
-          code: request.code,
-          env: request.env,
-          cwd: request.cwd,
-          deadline_ms: extra.deadlineMs ?? null,
-          grace_ms: grace,
-          output_limit_bytes: Math.min(extra.outputLimitBytes ?? Number.POSITIVE_INFINITY, this.options.outputLimitBytes),
-        }, {
-          onFrame: (frame) => {
-            const { header, body } = frame;
-            if (header.type === "stdout" || header.type === "stderr") {
-              const text = (header.type === "stdout" ? stdoutDecoder : stderrDecoder).decode(body, { stream: true });
-              if (text) (header.type === "stdout" ? request.onStdout : request.onStderr)(text);
-            } else if (header.type === "result") {
-              if (results.length < MAX_RESULTS_PER_RUN) results.push(toResult(header));
-              else resultsDroppedHere++;
-            } else if (header.type === "done") {
-              session.pending.delete(id);
+        id = session.request(
+          contextId,
+          {
+            type: "run",
+            context: contextId,
+            code: request.code,
+            env: request.env,
+            cwd: request.cwd,
+            deadline_ms: extra.deadlineMs ?? null,
+            grace_ms: grace,
+            output_limit_bytes: Math.min(extra.outputLimitBytes ?? Number.POSITIVE_INFINITY, this.options.outputLimitBytes),
+          },
+          {
+            onFrame: (frame) => {
+              const { header, body } = frame;
+              if (header.type === "stdout" || header.type === "stderr") {
+                const text = (header.type === "stdout" ? stdoutDecoder : stderrDecoder).decode(body, { stream: true });
+                if (text) (header.type === "stdout" ? request.onStdout : request.onStderr)(text);
+              } else if (header.type === "result") {
+                if (results.length < MAX_RESULTS_PER_RUN) results.push(toResult(header));
+                else resultsDroppedHere++;
+              } else if (header.type === "done") {
+                session.pending.delete(id);
+                cleanup();
+                flush();
+                if (typeof header.lost === "string") {
+                  if (contextId !== null) {
+                    this.owners.delete(contextId);
+                    this.remember(contextId, header.lost);
+                  }
+                  if (request.signal.aborted) return resolve({ error: null, results: null });
+                  // Killed for memory: a result that cannot pass for success (core reports OutOfMemoryError), like a
+                  // command's exit 137; a context's later calls raise CodeInterpreterLostError.
+                  if (header.oom === true) return resolve({ error: null, results, outOfMemoryKilled: true, ...droppedBy(header) });
+                  return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
+                }
+                resolve({
+                  error: toExecutionError(header.error),
+                  results,
+                  outOfMemoryKilled: typeof header.oom === "boolean" ? header.oom : null,
+                  ...droppedBy(header),
+                });
+              } else if (header.type === "error") {
+                session.pending.delete(id);
+                cleanup();
+                if (header.code === "context-lost" && contextId !== null) {
+                  this.owners.delete(contextId);
+                  this.remember(contextId, String(header.message));
+                }
+                reject(this.requestError(frame, contextId));
+              }
+            },
+            fail: (error) => {
               cleanup();
               flush();
-              if (typeof header.lost === "string") {
-                if (contextId !== null) {
-                  this.owners.delete(contextId);
-                  this.remember(contextId, header.lost);
-                }
-                if (request.signal.aborted) return resolve({ error: null, results: null });
-                // Killed for memory: a result that cannot pass for success (core reports OutOfMemoryError), like a
-                // command's exit 137; a context's later calls raise CodeInterpreterLostError.
-                if (header.oom === true) return resolve({ error: null, results, outOfMemoryKilled: true, ...droppedBy(header) });
-                return reject(new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: header.lost }));
-              }
-              resolve({ error: toExecutionError(header.error), results, outOfMemoryKilled: typeof header.oom === "boolean" ? header.oom : null, ...droppedBy(header) });
-            } else if (header.type === "error") {
-              session.pending.delete(id);
-              cleanup();
-              if (header.code === "context-lost" && contextId !== null) {
-                this.owners.delete(contextId);
-                this.remember(contextId, String(header.message));
-              }
-              reject(this.requestError(frame, contextId));
-            }
+              reject(error);
+            },
           },
-          fail: (error) => {
-            cleanup();
-            flush();
-            reject(error);
-          },
-        });
+        );
       } catch (error) {
         reject(error);
         return;
@@ -521,7 +580,8 @@ export class SandboxAgentClient {
   async spawnCommand(request: SpawnRequest): Promise<SpawnedProcess> {
     const session = this.session;
     const enforcement = this.options.enforcement;
-    if (!session || session.ended || !this.commandsReady) throw new ProviderError({ backend: this.options.backend, message: "No sandbox agent that can run commands is running." });
+    if (!session || session.ended || !this.commandsReady)
+      throw new ProviderError({ backend: this.options.backend, message: "No sandbox agent that can run commands is running." });
     const backend = this.options.backend;
     const tag = enforcement?.newTag();
     let settled = false;
@@ -570,45 +630,66 @@ export class SandboxAgentClient {
         }
         const lost = await enforcement.lostError(error).catch(() => undefined);
         if (lost) return lost;
-        return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost (${error.message}); the command's processes were killed (verified). Run it again: the next command uses the plain path.` });
+        return new ProviderError({
+          backend,
+          retryable: true,
+          cause: error,
+          message: `The sbx sandbox agent running the command was lost (${error.message}); the command's processes were killed (verified). Run it again: the next command uses the plain path.`,
+        });
       }
-      return new ProviderError({ backend, retryable: true, cause: error, message: `The sbx sandbox agent running the command was lost: ${error.message}` });
+      return new ProviderError({
+        backend,
+        retryable: true,
+        cause: error,
+        message: `The sbx sandbox agent running the command was lost: ${error.message}`,
+      });
     };
     const started = new Promise<number>((resolve, reject) => {
       let id = 0;
       try {
-        id = session.request(null, { type: "spawn", command: request.command, cwd: request.cwd, env: { ...enforcement?.environment, ...request.env }, stdin: request.stdin, ...(tag ? { tag } : {}) }, {
-          onFrame: (frame) => {
-            const { header, body } = frame;
-            try {
-              if (header.type === "spawned") {
-                spawnedYet = true;
-                session.commandStarted();
-                resolve(id);
-              } else if (header.type === "stdout") request.onStdout(body);
-              else if (header.type === "stderr") request.onStderr(body);
-              else if (header.type === "exit") {
-                session.pending.delete(id);
-                void onExit(Number(header.exit_code));
-              } else if (header.type === "error") {
-                session.pending.delete(id);
-                reject(this.requestError(frame, null));
+        id = session.request(
+          null,
+          {
+            type: "spawn",
+            command: request.command,
+            cwd: request.cwd,
+            env: { ...enforcement?.environment, ...request.env },
+            stdin: request.stdin,
+            ...(tag ? { tag } : {}),
+          },
+          {
+            onFrame: (frame) => {
+              const { header, body } = frame;
+              try {
+                if (header.type === "spawned") {
+                  spawnedYet = true;
+                  session.commandStarted();
+                  resolve(id);
+                } else if (header.type === "stdout") request.onStdout(body);
+                else if (header.type === "stderr") request.onStderr(body);
+                else if (header.type === "exit") {
+                  session.pending.delete(id);
+                  void onExit(Number(header.exit_code));
+                } else if (header.type === "error") {
+                  session.pending.delete(id);
+                  reject(this.requestError(frame, null));
+                }
+              } catch {
+                // A listener defect must not throw into the agent's stream.
               }
-            } catch {
-              // A listener defect must not throw into the agent's stream.
-            }
+            },
+            fail: (error) => {
+              if (!spawnedYet) {
+                // The agent died before it said the command started: make sure nothing of it runs, then let the caller
+                // use its plain path (the rejection of `started`).
+                void onLost(error).then((cause) => (rejectExit(cause), reject(cause)));
+                return;
+              }
+              if (killVerified) return resolveExit({ exitCode: 137, outOfMemoryKilled: false });
+              void onLost(error).then(rejectExit);
+            },
           },
-          fail: (error) => {
-            if (!spawnedYet) {
-              // The agent died before it said the command started: make sure nothing of it runs, then let the caller
-              // use its plain path (the rejection of `started`).
-              void onLost(error).then((cause) => (rejectExit(cause), reject(cause)));
-              return;
-            }
-            if (killVerified) return resolveExit({ exitCode: 137, outOfMemoryKilled: false });
-            void onLost(error).then(rejectExit);
-          },
-        });
+        );
       } catch (error) {
         reject(error);
       }
@@ -629,7 +710,13 @@ export class SandboxAgentClient {
             await enforcement.killTagged(tag);
             killVerified = true;
             let timer: NodeJS.Timeout | undefined;
-            const reported = await Promise.race([exit.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_AFTER_KILL_MS)))]);
+            const reported = await Promise.race([
+              exit.then(
+                () => true,
+                () => true,
+              ),
+              new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_AFTER_KILL_MS))),
+            ]);
             clearTimeout(timer);
             if (!reported) {
               // Verified dead, but the agent does not say so: the agent is stuck. Replace it; the exit is known.
@@ -645,7 +732,13 @@ export class SandboxAgentClient {
             return;
           }
           let timer: NodeJS.Timeout | undefined;
-          const confirmed = await Promise.race([exit.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+          const confirmed = await Promise.race([
+            exit.then(
+              () => true,
+              () => true,
+            ),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
+          ]);
           clearTimeout(timer);
           if (!confirmed) {
             session.end("the sandbox agent did not confirm a command's kill; it was killed");
@@ -661,8 +754,16 @@ export class SandboxAgentClient {
     const { header } = frame;
     const message = typeof header.message === "string" ? header.message.slice(0, 2000) : "no message";
     if (header.code === "context-lost") return new CodeInterpreterLostError({ backend: this.options.backend, contextId, reason: message });
-    if (header.code === "unknown-context") return new InvalidArgumentError({ backend: this.options.backend, field: "options.contextId", message: `Invalid options.contextId: ${message}.` });
-    return new ProviderError({ backend: this.options.backend, message: `The sbx sandbox agent refused the request (${String(header.code)}): ${message}` });
+    if (header.code === "unknown-context")
+      return new InvalidArgumentError({
+        backend: this.options.backend,
+        field: "options.contextId",
+        message: `Invalid options.contextId: ${message}.`,
+      });
+    return new ProviderError({
+      backend: this.options.backend,
+      message: `The sbx sandbox agent refused the request (${String(header.code)}): ${message}`,
+    });
   }
 
   /** Stops the agent (its interpreters end with it). Idempotent; later calls fail. */

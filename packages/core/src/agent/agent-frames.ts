@@ -49,7 +49,8 @@ export class AgentFrameDecoder {
       const prefix = this.peek(8);
       const total = prefix.readUInt32BE(0);
       const headLength = prefix.readUInt32BE(4);
-      if (total > this.maxFrameBytes || total < 4 || headLength > total - 4) throw new AgentProtocolViolation(`a frame of ${total} bytes (header ${headLength}) is not allowed`);
+      if (total > this.maxFrameBytes || total < 4 || headLength > total - 4)
+        throw new AgentProtocolViolation(`a frame of ${total} bytes (header ${headLength}) is not allowed`);
       if (this.buffered < 4 + total) break;
       const frame = this.take(4 + total);
       let header: unknown;

@@ -3,10 +3,11 @@ import { SbxError } from "../errors/index.js";
 import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
-export type SandboxDriverWithAgent = SandboxDriverV1 & Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext">> & {
-  /** The agent client, for adapters and tests that need more (closing a context, the agent's hello). */
-  readonly agent: SandboxAgentClient;
-};
+export type SandboxDriverWithAgent = SandboxDriverV1 &
+  Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext">> & {
+    /** The agent client, for adapters and tests that need more (closing a context, the agent's hello). */
+    readonly agent: SandboxAgentClient;
+  };
 
 /**
  * Lets any driver that can `spawn` a process with stdin and stdout offer persistent code contexts and rich results:
@@ -16,22 +17,25 @@ export type SandboxDriverWithAgent = SandboxDriverV1 & Required<Pick<SandboxDriv
  * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
  * @example return withCodeAgent(driver, { backend: "docker" });
  */
-export function withCodeAgent(driver: SandboxDriverV1, options: SandboxAgentClientOptions & {
-  /**
-   * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
-   * `spawn` otherwise or if the agent refuses before the command started. `"driver"`: commands always use the
-   * driver's `spawn`. Default: `"agent"` when `enforcement` is given (the backend's verified kill, out-of-memory report
-   * and lost-sandbox rule then hold on both paths, adr/0025), else `"driver"` (without it, the agent path verifies
-   * kills only within the command's session and reports `outOfMemoryKilled: null`).
-   */
-  commands?: "agent" | "driver";
-  /**
-   * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
-   * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
-   * leaves commands on the driver's `spawn` (they never wait for a restart).
-   */
-  commandsStartAgent?: boolean;
-}): SandboxDriverWithAgent {
+export function withCodeAgent(
+  driver: SandboxDriverV1,
+  options: SandboxAgentClientOptions & {
+    /**
+     * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
+     * `spawn` otherwise or if the agent refuses before the command started. `"driver"`: commands always use the
+     * driver's `spawn`. Default: `"agent"` when `enforcement` is given (the backend's verified kill, out-of-memory report
+     * and lost-sandbox rule then hold on both paths, adr/0025), else `"driver"` (without it, the agent path verifies
+     * kills only within the command's session and reports `outOfMemoryKilled: null`).
+     */
+    commands?: "agent" | "driver";
+    /**
+     * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
+     * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
+     * leaves commands on the driver's `spawn` (they never wait for a restart).
+     */
+    commandsStartAgent?: boolean;
+  },
+): SandboxDriverWithAgent {
   const agent = new SandboxAgentClient(driver, options);
   const commandsThroughAgent = (options.commands ?? (options.enforcement ? "agent" : "driver")) === "agent";
   const spawn: SandboxDriverV1["spawn"] = async (request) => {

@@ -11,11 +11,16 @@ export class CodeInterpreterLostError extends SbxError {
   /** What ended it, for example `"the sandbox agent exited (exit code 137)"`. */
   readonly reason: string;
   constructor(options: Omit<SbxErrorOptions, "message"> & { contextId: string | null; reason: string; message?: string }) {
-    const next = options.contextId === null ? "Run the code again." : "Its variables are gone: create a new context with createCodeContext() and run the setup again.";
+    const next =
+      options.contextId === null
+        ? "Run the code again."
+        : "Its variables are gone: create a new context with createCodeContext() and run the setup again.";
     super("SBX_INTERPRETER_LOST", {
       retryable: options.contextId === null,
       ...options,
-      message: options.message ?? `The Python interpreter ${options.contextId === null ? "running this code" : `of code context ${options.contextId}`} was lost: ${options.reason}. ${next}`,
+      message:
+        options.message ??
+        `The Python interpreter ${options.contextId === null ? "running this code" : `of code context ${options.contextId}`} was lost: ${options.reason}. ${next}`,
     });
     this.name = "CodeInterpreterLostError";
     this.contextId = options.contextId;
@@ -33,7 +38,9 @@ export class RuntimeMissingError extends SbxError {
   constructor(options: Omit<SbxErrorOptions, "message"> & { runtime: string; message?: string; detail?: string }) {
     super("SBX_RUNTIME_MISSING", {
       ...options,
-      message: options.message ?? `This sandbox has no ${options.runtime}${options.detail ? ` (${options.detail})` : ""}, which runCode() and code contexts need. Commands still work. Use an image that includes ${options.runtime} (for example python:3.12-slim).`,
+      message:
+        options.message ??
+        `This sandbox has no ${options.runtime}${options.detail ? ` (${options.detail})` : ""}, which runCode() and code contexts need. Commands still work. Use an image that includes ${options.runtime} (for example python:3.12-slim).`,
     });
     this.name = "RuntimeMissingError";
     this.runtime = options.runtime;

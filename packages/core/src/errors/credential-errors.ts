@@ -41,10 +41,14 @@ export class CredentialRevocationError extends SbxError {
   /** Each credential that is still unrevoked. */
   readonly failures: readonly FailedRevocation[];
   constructor(options: Omit<SbxErrorOptions, "message"> & { sandboxId: string; failures: readonly FailedRevocation[]; message?: string }) {
-    const names = options.failures.map((failure) => `${failure.secretName} (source ${failure.sourceId}, ${failure.attempts} attempts: ${failure.message})`).join("; ");
+    const names = options.failures
+      .map((failure) => `${failure.secretName} (source ${failure.sourceId}, ${failure.attempts} attempts: ${failure.message})`)
+      .join("; ");
     super("SBX_CREDENTIAL_REVOCATION", {
       ...options,
-      message: options.message ?? `Sandbox ${options.sandboxId} ended, but revoking its credentials failed: ${names}. They may still be valid; their records were kept, so revokeOrphanedCredentials({ sources }) retries them later.`,
+      message:
+        options.message ??
+        `Sandbox ${options.sandboxId} ended, but revoking its credentials failed: ${names}. They may still be valid; their records were kept, so revokeOrphanedCredentials({ sources }) retries them later.`,
     });
     this.name = "CredentialRevocationError";
     this.sandboxId = options.sandboxId;
@@ -66,7 +70,9 @@ export class CredentialStoreUnsafeError extends SbxError {
   constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; reason: string; message?: string }) {
     super("SBX_CREDENTIAL_STORE_UNSAFE", {
       ...options,
-      message: options.message ?? `The credential store ${options.path} ${options.reason}; sbx neither writes credential records there nor trusts any it finds. Remove it (or point SBX_STATE_DIR at a folder only you own) and sbx creates it again, mode 0700.`,
+      message:
+        options.message ??
+        `The credential store ${options.path} ${options.reason}; sbx neither writes credential records there nor trusts any it finds. Remove it (or point SBX_STATE_DIR at a folder only you own) and sbx creates it again, mode 0700.`,
     });
     this.name = "CredentialStoreUnsafeError";
     this.path = options.path;

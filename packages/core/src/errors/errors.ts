@@ -8,7 +8,8 @@ export class CapabilityNotSupportedError extends SbxError {
   /** Backends known to support it (registered adapters and the first-party ones). */
   readonly supportedBy: string[];
   constructor(options: Omit<SbxErrorOptions, "message"> & { capability: string; backend: string; supportedBy: string[]; detail?: string }) {
-    const alternatives = options.supportedBy.length > 0 ? `Backends that support it: ${options.supportedBy.join(", ")}.` : "No known backend supports it.";
+    const alternatives =
+      options.supportedBy.length > 0 ? `Backends that support it: ${options.supportedBy.join(", ")}.` : "No known backend supports it.";
     super("SBX_CAPABILITY_NOT_SUPPORTED", {
       ...options,
       message: `The ${options.backend} backend does not support ${options.capability}${options.detail ? ` (${options.detail})` : ""}. ${alternatives}`,
@@ -178,7 +179,15 @@ export class CapabilityMethodMismatchError extends UnsupportedSpecificationError
   readonly holder: "provider" | "driver";
   /** True when the flag is on and the method missing; false when the method is present and the flag off. */
   readonly flagDeclared: boolean;
-  constructor(options: Omit<SbxErrorOptions, "message"> & { backend: string; capability: string; method: string; holder: "provider" | "driver"; flagDeclared: boolean }) {
+  constructor(
+    options: Omit<SbxErrorOptions, "message"> & {
+      backend: string;
+      capability: string;
+      method: string;
+      holder: "provider" | "driver";
+      flagDeclared: boolean;
+    },
+  ) {
     const where = options.holder === "provider" ? "provider" : "driver";
     const mismatch = options.flagDeclared
       ? `declares ${options.capability} but its ${where} has no ${options.method}() method`
@@ -209,11 +218,22 @@ export class FileTooLargeError extends SbxError {
   readonly limitBytes: number;
   /** The option that raises the limit, for example `"maxBytes"`. */
   readonly option: string;
-  constructor(options: Omit<SbxErrorOptions, "message"> & { path: string; sizeBytes: number; limitBytes: number; option: string; atLeast?: boolean; message?: string }) {
+  constructor(
+    options: Omit<SbxErrorOptions, "message"> & {
+      path: string;
+      sizeBytes: number;
+      limitBytes: number;
+      option: string;
+      atLeast?: boolean;
+      message?: string;
+    },
+  ) {
     const size = `${options.atLeast ? "at least " : ""}${options.sizeBytes} bytes`;
     super("SBX_FILE_TOO_LARGE", {
       ...options,
-      message: options.message ?? `Refused to read ${JSON.stringify(options.path)}: it is ${size}, over the ${options.limitBytes}-byte limit. Pass a larger { ${options.option} } or read it with { format: "stream" }.`,
+      message:
+        options.message ??
+        `Refused to read ${JSON.stringify(options.path)}: it is ${size}, over the ${options.limitBytes}-byte limit. Pass a larger { ${options.option} } or read it with { format: "stream" }.`,
     });
     this.name = "FileTooLargeError";
     this.path = options.path;
@@ -235,9 +255,11 @@ export class CallbackError extends SbxError {
     const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);
     super("SBX_CALLBACK_FAILED", {
       ...options,
-      message: options.message ?? (options.callback === "sbx"
-        ? `sbx failed while handling the sandbox's output (${reason}); the run was stopped. This is a defect in sbx: please report it.`
-        : `Your ${options.callback} callback threw (${reason}); the run was stopped. Fix the callback, or catch inside it.`),
+      message:
+        options.message ??
+        (options.callback === "sbx"
+          ? `sbx failed while handling the sandbox's output (${reason}); the run was stopped. This is a defect in sbx: please report it.`
+          : `Your ${options.callback} callback threw (${reason}); the run was stopped. Fix the callback, or catch inside it.`),
     });
     this.name = "CallbackError";
     this.callback = options.callback;
@@ -256,7 +278,9 @@ export class TooManyProcessesError extends SbxError {
     super("SBX_TOO_MANY_PROCESSES", {
       ...options,
       retryable: false,
-      message: options.message ?? `Refused to start a command: this sandbox already has ${options.limit} live commands, the maxLiveProcesses limit. Wait for or kill one (handle.wait(), handle.kill()) first, or create the sandbox with a larger { maxLiveProcesses } (default 256).`,
+      message:
+        options.message ??
+        `Refused to start a command: this sandbox already has ${options.limit} live commands, the maxLiveProcesses limit. Wait for or kill one (handle.wait(), handle.kill()) first, or create the sandbox with a larger { maxLiveProcesses } (default 256).`,
     });
     this.name = "TooManyProcessesError";
     this.limit = options.limit;

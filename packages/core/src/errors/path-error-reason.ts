@@ -12,7 +12,17 @@ import { z } from "zod";
  * - `read-only`: the path is on a read-only mount (or a read-only file system).
  * - `permission-denied`: the sandbox user may not access it.
  */
-export const pathErrorReasonSchema = z.enum(["escapes-workspace", "invalid", "not-a-regular-file", "is-a-directory", "not-a-directory", "not-empty", "exists", "read-only", "permission-denied"]);
+export const pathErrorReasonSchema = z.enum([
+  "escapes-workspace",
+  "invalid",
+  "not-a-regular-file",
+  "is-a-directory",
+  "not-a-directory",
+  "not-empty",
+  "exists",
+  "read-only",
+  "permission-denied",
+]);
 
 /** Why a `PathError` refused a path (see `pathErrorReasonSchema`). */
 export type PathErrorReason = z.infer<typeof pathErrorReasonSchema>;

@@ -14,10 +14,17 @@ const ENTRY_LINE = /^([fdlo]) (\d{1,20}) (-?\d{1,20}) (\d{1,3})$/;
  */
 class StrictReader {
   private offset = 0;
-  constructor(private readonly bytes: Uint8Array, private readonly what: string, private readonly backend?: string) {}
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly what: string,
+    private readonly backend?: string,
+  ) {}
 
   refuse(why: string): ProviderError {
-    return new ProviderError({ backend: this.backend, message: `The file helper's answer to ${this.what} is malformed (${why}); nothing from it is used.` });
+    return new ProviderError({
+      backend: this.backend,
+      message: `The file helper's answer to ${this.what} is malformed (${why}); nothing from it is used.`,
+    });
   }
 
   line(): string {
@@ -30,7 +37,8 @@ class StrictReader {
   }
 
   take(length: number): Uint8Array {
-    if (this.offset + length + 1 > this.bytes.byteLength || this.bytes[this.offset + length] !== NEWLINE) throw this.refuse("a name's length does not match");
+    if (this.offset + length + 1 > this.bytes.byteLength || this.bytes[this.offset + length] !== NEWLINE)
+      throw this.refuse("a name's length does not match");
     const taken = this.bytes.subarray(this.offset, this.offset + length);
     this.offset += length + 1;
     return taken;

@@ -298,4 +298,5 @@ os._exit(0)
  * user or site packages, no script folder on the path), or exit 52 when the image has no `python3` (ADR 0031: refused
  * with a typed error, never a weaker fallback). `$1` the program, then the helper's arguments.
  */
-export const FILE_HELPER_WRAPPER = 'command -v python3 >/dev/null 2>&1 || { echo "core\'s file helper needs python3 in the sandbox image" >&2; exit 52; }; p=$1; shift; exec python3 -I -S -c "$p" "$@"';
+export const FILE_HELPER_WRAPPER =
+  'command -v python3 >/dev/null 2>&1 || { echo "core\'s file helper needs python3 in the sandbox image" >&2; exit 52; }; p=$1; shift; exec python3 -I -S -c "$p" "$@"';

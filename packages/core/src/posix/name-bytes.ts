@@ -41,7 +41,11 @@ export function encodeNameBytes(text: string): Uint8Array {
       continue;
     }
     if (unit >= 0xd800 && unit <= 0xdfff) {
-      throw new PathError({ path: text, reason: "invalid", message: `Refused path ${JSON.stringify(text)}: it holds a lone UTF-16 surrogate that stands for no byte (only U+DC80–U+DCFF, which list() uses for bytes that are not UTF-8, do).` });
+      throw new PathError({
+        path: text,
+        reason: "invalid",
+        message: `Refused path ${JSON.stringify(text)}: it holds a lone UTF-16 surrogate that stands for no byte (only U+DC80–U+DCFF, which list() uses for bytes that are not UTF-8, do).`,
+      });
     }
     bytes.push(...encoder.encode(text[index]!));
   }

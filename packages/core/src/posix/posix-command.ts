@@ -25,15 +25,18 @@ export interface PosixCommandResult {
  * (arguments quoted, never interpolated), optionally feeding `stdin`, and collects the output (stdout up to
  * `maxOutputBytes`, stderr up to 8 KiB). Aborting `signal` kills the process and rejects with the signal's reason.
  */
-export async function runPosixScript(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, request: {
-  readonly script: string;
-  readonly name: string;
-  readonly args?: readonly string[];
-  readonly stdin?: ReadableStream<Uint8Array>;
-  readonly signal?: AbortSignal;
-  /** Stdout bytes kept; more fails the call. Default 16 MiB. */
-  readonly maxOutputBytes?: number;
-}): Promise<PosixCommandResult> {
+export async function runPosixScript(
+  driver: Pick<SandboxDriverV1, "spawn" | "workspace">,
+  request: {
+    readonly script: string;
+    readonly name: string;
+    readonly args?: readonly string[];
+    readonly stdin?: ReadableStream<Uint8Array>;
+    readonly signal?: AbortSignal;
+    /** Stdout bytes kept; more fails the call. Default 16 MiB. */
+    readonly maxOutputBytes?: number;
+  },
+): Promise<PosixCommandResult> {
   const limit = request.maxOutputBytes ?? 16 * 1024 * 1024;
   const stdout: Uint8Array[] = [];
   let stdoutBytes = 0;
@@ -82,7 +85,13 @@ export async function feedStdin(process: SpawnedProcess, data: ReadableStream<Ui
     await reader.cancel().catch(() => {});
     // The process may have exited early (a refusal): its non-zero exit code tells why, not the broken pipe. Otherwise
     // it is killed, never given end-of-file: a short input must not look complete (a write would rename it in place).
-    const refused = await Promise.race([process.exit.then(({ exitCode }) => exitCode !== 0, () => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000).unref?.())]);
+    const refused = await Promise.race([
+      process.exit.then(
+        ({ exitCode }) => exitCode !== 0,
+        () => true,
+      ),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000).unref?.()),
+    ]);
     if (!refused) await process.kill().catch(() => {});
     if (!refused || signal?.aborted) throw error;
   } finally {

@@ -31,16 +31,36 @@ const NEEDS_PYTHON_EXIT = 52;
  * Maps a file script's exit code to the typed error of the file policy (ADR 0020); returns normally on 0. Exported
  * for adapters that run core's file scripts through their own channel (`posixFileOperationsOver`).
  */
-export function checkPosixFileResult(operation: string, path: string, result: Pick<PosixCommandResult, "exitCode" | "stderr">, backend?: string): void {
+export function checkPosixFileResult(
+  operation: string,
+  path: string,
+  result: Pick<PosixCommandResult, "exitCode" | "stderr">,
+  backend?: string,
+): void {
   if (result.exitCode === 0) return;
   if (result.exitCode === 44) throw new FileNotFoundError({ path, backend });
   if (result.exitCode === NEEDS_PYTHON_EXIT) {
-    throw new CapabilityNotSupportedError({ capability: "FILES", backend: backend ?? "this", supportedBy: [], detail: "core's file operations run a Python 3 helper inside the sandbox (race-free path resolution, ADR 0031) and this image has no python3; use an image with python3" });
+    throw new CapabilityNotSupportedError({
+      capability: "FILES",
+      backend: backend ?? "this",
+      supportedBy: [],
+      detail:
+        "core's file operations run a Python 3 helper inside the sandbox (race-free path resolution, ADR 0031) and this image has no python3; use an image with python3",
+    });
   }
   const known = REASONS[result.exitCode];
   if (known) throw new PathError({ path, backend, reason: known.reason, message: `Cannot ${operation} ${JSON.stringify(path)}: ${known.say}.` });
-  if (/permission denied/i.test(result.stderr)) throw new PathError({ path, backend, reason: "permission-denied", message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).` });
-  const detail = result.exitCode === 49 ? "no space left in the sandbox (nothing was written)" : result.stderr.trim() || `the helper exited with ${result.exitCode}`;
+  if (/permission denied/i.test(result.stderr))
+    throw new PathError({
+      path,
+      backend,
+      reason: "permission-denied",
+      message: `Cannot ${operation} ${JSON.stringify(path)}: the sandbox user may not access it (permission denied).`,
+    });
+  const detail =
+    result.exitCode === 49
+      ? "no space left in the sandbox (nothing was written)"
+      : result.stderr.trim() || `the helper exited with ${result.exitCode}`;
   throw new ProviderError({ backend, message: `Could not ${operation} ${JSON.stringify(path)} in the sandbox: ${detail}.` });
 }
 
@@ -85,7 +105,11 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
   };
   const quiet = async (operation: string, path: string, request: HelperCall) => {
     const result = await run(operation, path, request);
-    if (result.stdout.byteLength > 0) throw new ProviderError({ backend, message: `Could not ${operation} ${JSON.stringify(path)}: the file helper wrote output it never writes; nothing from it is trusted.` });
+    if (result.stdout.byteLength > 0)
+      throw new ProviderError({
+        backend,
+        message: `Could not ${operation} ${JSON.stringify(path)}: the file helper wrote output it never writes; nothing from it is trusted.`,
+      });
   };
   return {
     async readFile(path, readOptions) {
@@ -107,7 +131,11 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
       return parseStatOutput(result.stdout, path, backend);
     },
     async remove(path, removeOptions) {
-      await quiet("remove", path, { operation: "remove", args: [path, removeOptions.recursive ? "recursive" : "single"], signal: removeOptions.signal });
+      await quiet("remove", path, {
+        operation: "remove",
+        args: [path, removeOptions.recursive ? "recursive" : "single"],
+        signal: removeOptions.signal,
+      });
     },
     async mkdir(path, mkdirOptions) {
       await quiet("create directory", path, { operation: "mkdir", args: [path], signal: mkdirOptions.signal });
@@ -131,7 +159,13 @@ interface HelperCall {
  * argument as the hex of its bytes (`nameHex`), so any name, including bytes that are not UTF-8, reaches it exactly.
  */
 function helperRequest(call: HelperCall): PosixScriptRequest {
-  return { script: FILE_HELPER_WRAPPER, name: "sbx-files", args: [FILE_HELPER_PROGRAM, call.operation, ...call.args.map(nameHex)], signal: call.signal, stdin: call.stdin };
+  return {
+    script: FILE_HELPER_WRAPPER,
+    name: "sbx-files",
+    args: [FILE_HELPER_PROGRAM, call.operation, ...call.args.map(nameHex)],
+    signal: call.signal,
+    stdin: call.stdin,
+  };
 }
 
 /**
@@ -196,7 +230,12 @@ async function posixScriptReadStart(driver: SpawningDriver, request: PosixScript
     notify();
   };
   options.signal?.addEventListener("abort", abort, { once: true });
-  void process.exit.then((value) => (exited = value), (error: unknown) => (failure ??= error)).finally(notify);
+  void process.exit
+    .then(
+      (value) => (exited = value),
+      (error: unknown) => (failure ??= error),
+    )
+    .finally(notify);
   // Wait for the first byte or the end, whichever comes first.
   while (pending.length === 0 && !exited && !failure) await new Promise<void>((resolve) => (wake = resolve));
   if (failure && pending.length === 0) {
@@ -208,27 +247,35 @@ async function posixScriptReadStart(driver: SpawningDriver, request: PosixScript
     options.signal?.removeEventListener("abort", abort);
     return { kind: "ended", exitCode: exited.exitCode, stderr };
   }
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      for (;;) {
-        if (pending.length > 0) return controller.enqueue(pending.shift()!);
-        if (failure) {
-          options.signal?.removeEventListener("abort", abort);
-          return controller.error(failure);
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          if (pending.length > 0) return controller.enqueue(pending.shift()!);
+          if (failure) {
+            options.signal?.removeEventListener("abort", abort);
+            return controller.error(failure);
+          }
+          if (exited) {
+            options.signal?.removeEventListener("abort", abort);
+            if (exited.exitCode !== 0)
+              return controller.error(
+                new ProviderError({
+                  message: `Reading ${JSON.stringify(path)} failed midway (exit ${exited.exitCode}): ${stderr.trim() || "no reason given"}.`,
+                }),
+              );
+            return controller.close();
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
         }
-        if (exited) {
-          options.signal?.removeEventListener("abort", abort);
-          if (exited.exitCode !== 0) return controller.error(new ProviderError({ message: `Reading ${JSON.stringify(path)} failed midway (exit ${exited.exitCode}): ${stderr.trim() || "no reason given"}.` }));
-          return controller.close();
-        }
-        await new Promise<void>((resolve) => (wake = resolve));
-      }
+      },
+      cancel() {
+        options.signal?.removeEventListener("abort", abort);
+        void process.kill().catch(() => {});
+      },
     },
-    cancel() {
-      options.signal?.removeEventListener("abort", abort);
-      void process.kill().catch(() => {});
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   return { kind: "streaming", body };
 }
 

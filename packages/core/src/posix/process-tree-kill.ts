@@ -58,7 +58,7 @@ export const KILL_TREE_SCRIPT = [
   '  k=; v=; while read k v r; do [ "$k" = "Uid:" ] && break; done 2>/dev/null <"/proc/$1/status"',
   '  [ "$k" = "Uid:" ] && [ "$v" = "$u" ] || return 1',
   '  q=; read q 2>/dev/null <"/proc/$1/stat" || return 1',
-  '  p=$1; set -- ${q##*) }; shift 19',
+  "  p=$1; set -- ${q##*) }; shift 19",
   '  case "$x" in *" $p:$1 "*) return 1;; esac',
   "  return 0",
   "}",
@@ -114,4 +114,3 @@ export const KILL_USER_SCRIPT = [
   "  i=$((i+1)); [ $i -ge 5000 ] && exit 4",
   "done",
 ].join("\n");
-

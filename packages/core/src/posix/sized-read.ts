@@ -27,7 +27,14 @@ export function sizeCheckedReadBody(body: ReadableStream<Uint8Array>, path: stri
         for (;;) {
           const { done, value } = await reader.read();
           if (done) {
-            if (expectedBytes === undefined) return controller.error(new ProviderError({ backend, retryable: true, message: `Reading ${JSON.stringify(path)} ended before the read helper reported the file's size. Read it again.` }));
+            if (expectedBytes === undefined)
+              return controller.error(
+                new ProviderError({
+                  backend,
+                  retryable: true,
+                  message: `Reading ${JSON.stringify(path)} ended before the read helper reported the file's size. Read it again.`,
+                }),
+              );
             if (receivedBytes !== expectedBytes) return controller.error(mismatch("early"));
             return controller.close();
           }
@@ -38,12 +45,24 @@ export function sizeCheckedReadBody(body: ReadableStream<Uint8Array>, path: stri
             joined.set(chunk, header.byteLength);
             const newline = joined.indexOf(NEWLINE);
             if (newline < 0) {
-              if (joined.byteLength > MAX_HEADER_BYTES) return controller.error(new ProviderError({ backend, message: `Reading ${JSON.stringify(path)}: the read helper's output did not begin with the file's size.` }));
+              if (joined.byteLength > MAX_HEADER_BYTES)
+                return controller.error(
+                  new ProviderError({
+                    backend,
+                    message: `Reading ${JSON.stringify(path)}: the read helper's output did not begin with the file's size.`,
+                  }),
+                );
               header = joined;
               continue;
             }
             const text = new TextDecoder().decode(joined.subarray(0, newline));
-            if (!/^\d+$/.test(text)) return controller.error(new ProviderError({ backend, message: `Reading ${JSON.stringify(path)}: the read helper's output did not begin with the file's size.` }));
+            if (!/^\d+$/.test(text))
+              return controller.error(
+                new ProviderError({
+                  backend,
+                  message: `Reading ${JSON.stringify(path)}: the read helper's output did not begin with the file's size.`,
+                }),
+              );
             expectedBytes = Number(text);
             chunk = joined.subarray(newline + 1);
           }

@@ -9,19 +9,19 @@ import { existsSync } from "node:fs";
  */
 export const CLOSE_INHERITED_DESCRIPTORS_SCRIPT = [
   "for sbx_path in /proc/self/fd/*; do",
-  "  [ -e \"$sbx_path\" ] || continue",
+  '  [ -e "$sbx_path" ] || continue',
   "  sbx_fd=${sbx_path##*/}",
   "  case $sbx_fd in",
   "    0|1|2) ;;",
-  "    [3-9]) eval \"exec $sbx_fd>&-\" ;;",
+  '    [3-9]) eval "exec $sbx_fd>&-" ;;',
   "    *)",
   "      if (eval 'exec 10>&-') 2>/dev/null; then eval \"exec $sbx_fd>&-\"",
-  "      else echo \"sbx: this shell cannot close the inherited descriptor $sbx_fd; install bash\" >&2; exit 125",
+  '      else echo "sbx: this shell cannot close the inherited descriptor $sbx_fd; install bash" >&2; exit 125',
   "      fi ;;",
   "  esac",
   "done",
   "unset sbx_path sbx_fd",
-  "exec \"$@\"",
+  'exec "$@"',
 ].join("\n");
 
 const SHELLS_THAT_CLOSE_ANY_DESCRIPTOR = ["/bin/bash", "/usr/bin/bash", "/bin/busybox", "/usr/bin/busybox"] as const;

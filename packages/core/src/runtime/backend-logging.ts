@@ -14,7 +14,10 @@ export const stderrLogger: SandboxLogger = (entry) => {
 };
 
 /** The logger to use: the `logger` option, else the stderr logger when `SBX_DEBUG` is set (and not `0`/`false`), else none. */
-export function resolveLogger(option: SandboxLogger | undefined, environment: Readonly<Record<string, string | undefined>> = process.env): SandboxLogger | undefined {
+export function resolveLogger(
+  option: SandboxLogger | undefined,
+  environment: Readonly<Record<string, string | undefined>> = process.env,
+): SandboxLogger | undefined {
   if (option) return option;
   const flag = environment[DEBUG_ENVIRONMENT_VARIABLE]?.trim().toLowerCase();
   return flag && flag !== "0" && flag !== "false" ? stderrLogger : undefined;
@@ -42,7 +45,12 @@ function emit(logger: SandboxLogger, entry: SandboxLogEntry): void {
 }
 
 /** Times one backend call and logs it (operation, duration, outcome), secrets redacted. The call's result or error passes through unchanged. */
-export async function loggedCall<Result>(logger: SandboxLogger | undefined, secrets: readonly string[], call: CallDescription, run: () => Promise<Result>): Promise<Result> {
+export async function loggedCall<Result>(
+  logger: SandboxLogger | undefined,
+  secrets: readonly string[],
+  call: CallDescription,
+  run: () => Promise<Result>,
+): Promise<Result> {
   if (!logger) return run();
   const startedAt = performance.now();
   const finish = (outcome: "ok" | "error", error?: unknown) => {
@@ -51,7 +59,16 @@ export async function loggedCall<Result>(logger: SandboxLogger | undefined, secr
     const errorCode = outcome === "error" ? (SbxError.isInstance(error) ? error.code : "SBX_PROVIDER") : undefined;
     const errorText = outcome === "error" ? describe(error instanceof Error ? error.message : String(error), secrets) : "";
     const message = `${call.backend}${call.sandboxId ? ` ${redactText(call.sandboxId, secrets)}` : ""} ${call.operation}${detail ? ` ${JSON.stringify(detail)}` : ""} ${outcome}${errorCode ? ` ${errorCode}: ${errorText}` : ""} (${durationMs} ms)`;
-    emit(logger, { backend: call.backend, operation: call.operation, ...(call.sandboxId ? { sandboxId: call.sandboxId } : {}), ...(detail !== undefined ? { detail } : {}), durationMs, outcome, ...(errorCode ? { errorCode } : {}), message });
+    emit(logger, {
+      backend: call.backend,
+      operation: call.operation,
+      ...(call.sandboxId ? { sandboxId: call.sandboxId } : {}),
+      ...(detail !== undefined ? { detail } : {}),
+      durationMs,
+      outcome,
+      ...(errorCode ? { errorCode } : {}),
+      message,
+    });
   };
   try {
     const result = await run();
@@ -64,7 +81,19 @@ export async function loggedCall<Result>(logger: SandboxLogger | undefined, secr
 }
 
 /** The driver methods that call the backend (all return promises). */
-const LOGGED_METHODS = new Set(["spawn", "runCode", "createCodeContext", "readFile", "writeFile", "list", "stat", "remove", "mkdir", "rename", "destroy"]);
+const LOGGED_METHODS = new Set([
+  "spawn",
+  "runCode",
+  "createCodeContext",
+  "readFile",
+  "writeFile",
+  "list",
+  "stat",
+  "remove",
+  "mkdir",
+  "rename",
+  "destroy",
+]);
 
 /** What each driver method's log line says about its arguments (never environment values or file contents). */
 function detailOf(operation: string, args: readonly unknown[]): string | undefined {
@@ -92,14 +121,22 @@ function detailOf(operation: string, args: readonly unknown[]): string | undefin
  * Wraps a driver so every method call is logged. The wrapper forwards everything else untouched (properties,
  * which optional methods exist), so core sees the same driver.
  */
-export function withDriverLogging(driver: SandboxDriverV1, backend: string, logger: SandboxLogger | undefined, secrets: readonly string[]): SandboxDriverV1 {
+export function withDriverLogging(
+  driver: SandboxDriverV1,
+  backend: string,
+  logger: SandboxLogger | undefined,
+  secrets: readonly string[],
+): SandboxDriverV1 {
   if (!logger) return driver;
   return new Proxy(driver, {
     get(target, property, _receiver) {
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== "function") return value;
       if (typeof property !== "string" || !LOGGED_METHODS.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
-      return (...args: unknown[]) => loggedCall(logger, secrets, { backend, operation: property, sandboxId: target.id, detail: detailOf(property, args) }, async () => (value as (...args: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) =>
+        loggedCall(logger, secrets, { backend, operation: property, sandboxId: target.id, detail: detailOf(property, args) }, async () =>
+          (value as (...args: unknown[]) => unknown).apply(target, args),
+        );
     },
   });
 }

@@ -19,11 +19,15 @@ export function parseBackendPreference(value: readonly string[] | string, field:
   for (const [index, entry] of entries.entries()) {
     const name = typeof entry === "string" ? entry.trim().toLowerCase() : "";
     if (!SCHEME_PATTERN.test(name)) {
-      throw new InvalidArgumentError({ field: typeof value === "string" ? field : `${field}.${index}`, message: `Invalid ${field}: ${JSON.stringify(entry)} is not a backend name. Give backend schemes in order of preference, for example ${typeof value === "string" ? '"docker,e2b"' : '["docker", "e2b"]'}.` });
+      throw new InvalidArgumentError({
+        field: typeof value === "string" ? field : `${field}.${index}`,
+        message: `Invalid ${field}: ${JSON.stringify(entry)} is not a backend name. Give backend schemes in order of preference, for example ${typeof value === "string" ? '"docker,e2b"' : '["docker", "e2b"]'}.`,
+      });
     }
     if (!names.includes(name)) names.push(name);
   }
-  if (names.length === 0) throw new InvalidArgumentError({ field, message: `Invalid ${field}: the list is empty; name at least one backend, for example "docker".` });
+  if (names.length === 0)
+    throw new InvalidArgumentError({ field, message: `Invalid ${field}: the list is empty; name at least one backend, for example "docker".` });
   return names;
 }
 
@@ -41,10 +45,18 @@ export interface BackendPreference {
  * `registerProvider` (`registered`: scheme and whether it isolates) in registration order, then the fake when `allowFake` is true. A stated preference is
  * also a limit: `"auto"` tries only the backends named.
  */
-export function orderAutoBackends(options: { backends?: readonly string[] | string; allowFake?: boolean; registered?: Iterable<[string, boolean]>; environment?: Readonly<Record<string, string | undefined>> } = {}): BackendPreference {
+export function orderAutoBackends(
+  options: {
+    backends?: readonly string[] | string;
+    allowFake?: boolean;
+    registered?: Iterable<[string, boolean]>;
+    environment?: Readonly<Record<string, string | undefined>>;
+  } = {},
+): BackendPreference {
   if (options.backends !== undefined) return { order: parseBackendPreference(options.backends, "backends"), source: "option" };
   const fromEnvironment = (options.environment ?? process.env)[BACKENDS_ENVIRONMENT_VARIABLE];
-  if (fromEnvironment !== undefined && fromEnvironment.trim() !== "") return { order: parseBackendPreference(fromEnvironment, BACKENDS_ENVIRONMENT_VARIABLE), source: "environment" };
+  if (fromEnvironment !== undefined && fromEnvironment.trim() !== "")
+    return { order: parseBackendPreference(fromEnvironment, BACKENDS_ENVIRONMENT_VARIABLE), source: "environment" };
   const order = [...AUTO_PREFERENCE_ORDER];
   for (const [scheme, isolating] of options.registered ?? []) if (isolating && !order.includes(scheme)) order.push(scheme);
   if (options.allowFake && !order.includes("fake")) order.push("fake");

@@ -10,7 +10,10 @@ export class CallbackGuard {
   /** The first failure, or undefined. */
   failure: CallbackError | undefined;
 
-  constructor(private readonly backend: string, private readonly onFailure: () => void) {}
+  constructor(
+    private readonly backend: string,
+    private readonly onFailure: () => void,
+  ) {}
 
   /** Wraps `callback`; `name` is reported in the error (`"onStdout"`, `"onStderr"`, or `"sbx"` for our own code). */
   wrap<Args extends unknown[]>(name: string, callback: (...args: Args) => void): (...args: Args) => void {

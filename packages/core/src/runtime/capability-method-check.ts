@@ -6,7 +6,12 @@ import { CAPABILITY_METHOD_PAIRS } from "../v1/capability-methods.js";
  * Refuses a provider or driver whose capability flags and methods disagree (see `CAPABILITY_METHOD_PAIRS`), with a
  * `CapabilityMethodMismatchError` naming the flag and the method.
  */
-export function refuseCapabilityMethodMismatch(options: { holder: "provider" | "driver"; target: object; capabilities: Capabilities; backend: string }): void {
+export function refuseCapabilityMethodMismatch(options: {
+  holder: "provider" | "driver";
+  target: object;
+  capabilities: Capabilities;
+  backend: string;
+}): void {
   for (const pair of CAPABILITY_METHOD_PAIRS) {
     if (pair.holder !== options.holder) continue;
     const flagDeclared = options.capabilities[pair.capability];
@@ -14,6 +19,12 @@ export function refuseCapabilityMethodMismatch(options: { holder: "provider" | "
     const missingMethod = flagDeclared && !methodPresent;
     const missingFlag = !flagDeclared && methodPresent && pair.rule === "exactly";
     if (!missingMethod && !missingFlag) continue;
-    throw new CapabilityMethodMismatchError({ backend: options.backend, capability: pair.capability, method: pair.method, holder: pair.holder, flagDeclared });
+    throw new CapabilityMethodMismatchError({
+      backend: options.backend,
+      capability: pair.capability,
+      method: pair.method,
+      holder: pair.holder,
+      flagDeclared,
+    });
   }
 }

@@ -25,7 +25,11 @@ export function splitCredentialSources<Options>(options: Options): { options: Op
       staticSecrets[name] = value;
       continue;
     }
-    if (!SECRET_NAME.test(name)) throw new InvalidArgumentError({ field: `options.secrets.${name}`, message: `Invalid options.secrets: invalid key: must be a valid environment variable name.` });
+    if (!SECRET_NAME.test(name))
+      throw new InvalidArgumentError({
+        field: `options.secrets.${name}`,
+        message: `Invalid options.secrets: invalid key: must be a valid environment variable name.`,
+      });
     sources.set(name, value);
   }
   return { options: { ...options, secrets: staticSecrets } as Options, sources };
@@ -46,7 +50,9 @@ export interface CredentialedCreation {
 /** Revokes credentials a dead process left behind for these sources; failures are reported by the sources' events, never thrown here. */
 export async function revokeOrphansBeforeIssuing(sources: ReadonlyMap<string, CredentialSource>, signal: AbortSignal | undefined): Promise<void> {
   await revokeOrphanedCredentials({ sources: [...new Set(sources.values())], signal }).catch((error: unknown) => {
-    process.emitWarning(`sbx: revoking orphaned credentials failed: ${error instanceof Error ? error.message : String(error)}`, { code: "SBX_CREDENTIAL_REVOCATION" });
+    process.emitWarning(`sbx: revoking orphaned credentials failed: ${error instanceof Error ? error.message : String(error)}`, {
+      code: "SBX_CREDENTIAL_REVOCATION",
+    });
   });
 }
 

@@ -22,7 +22,8 @@ function callerUid(): number | null {
 function untrustedParentReason(parent: Stats, uid: number): string | null {
   if (!parent.isDirectory()) return "has a parent that is not a directory";
   if (parent.uid !== uid && parent.uid !== 0) return `has a parent folder owned by uid ${parent.uid}, not ${uid}, who could replace it`;
-  if ((parent.mode & WRITABLE_BY_OTHERS) !== 0 && (parent.mode & STICKY) === 0) return `has a parent folder others can write (mode ${(parent.mode & 0o7777).toString(8)}), so they could replace it`;
+  if ((parent.mode & WRITABLE_BY_OTHERS) !== 0 && (parent.mode & STICKY) === 0)
+    return `has a parent folder others can write (mode ${(parent.mode & 0o7777).toString(8)}), so they could replace it`;
   return null;
 }
 
@@ -65,9 +66,7 @@ export async function ensureTrustedStore(folder: string, options: { create: bool
 
 /** One record file read without following links: its text, or why it is not trusted, or gone. */
 export type TrustedRead =
-  | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "untrusted"; readonly reason: string }
-  | { readonly kind: "gone" };
+  { readonly kind: "text"; readonly text: string } | { readonly kind: "untrusted"; readonly reason: string } | { readonly kind: "gone" };
 
 /**
  * Reads a record file with `O_NOFOLLOW` and checks the opened file itself (`fstat`): a regular file owned by the
@@ -89,7 +88,8 @@ export async function readTrustedRecordFile(folder: string, fileName: string): P
     const uid = callerUid();
     if (!found.isFile()) return { kind: "untrusted", reason: "is not a regular file" };
     if (uid !== null && found.uid !== uid) return { kind: "untrusted", reason: `is owned by uid ${found.uid}, not ${uid}` };
-    if ((found.mode & WRITABLE_BY_OTHERS) !== 0) return { kind: "untrusted", reason: `can be written by others (mode ${(found.mode & 0o7777).toString(8)})` };
+    if ((found.mode & WRITABLE_BY_OTHERS) !== 0)
+      return { kind: "untrusted", reason: `can be written by others (mode ${(found.mode & 0o7777).toString(8)})` };
     return { kind: "text", text: await handle.readFile("utf8") };
   } finally {
     await handle.close();

@@ -65,7 +65,13 @@ export function sourceKey(sourceId: string): string {
 }
 
 /** The record file of one credential: source key, owner (pid and start time), and a hash of sandbox id and name. */
-export function recordFileName(record: { sourceId: string; sandboxId: string; name: string; ownerPid: number; ownerStartTime: string | null }): string {
+export function recordFileName(record: {
+  sourceId: string;
+  sandboxId: string;
+  name: string;
+  ownerPid: number;
+  ownerStartTime: string | null;
+}): string {
   const recordKey = createHash("sha256").update(`${record.sandboxId}\0${record.name}`).digest("hex").slice(0, 40);
   return `${sourceKey(record.sourceId)}.${record.ownerPid}-${record.ownerStartTime ?? "x"}.${recordKey}.json`;
 }

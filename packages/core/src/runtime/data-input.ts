@@ -13,11 +13,20 @@ export function toBytes(data: string | Uint8Array): Uint8Array {
 export function toStream(data: DataInput, backend: string): ReadableStream<Uint8Array> {
   if (typeof data === "string" || data instanceof Uint8Array) {
     const bytes = toBytes(data);
-    return new ReadableStream({ start(controller) { if (bytes.byteLength > 0) controller.enqueue(bytes); controller.close(); } });
+    return new ReadableStream({
+      start(controller) {
+        if (bytes.byteLength > 0) controller.enqueue(bytes);
+        controller.close();
+      },
+    });
   }
   if (data instanceof ReadableStream) return data;
   if (isAsyncIterable(data)) return Readable.toWeb(Readable.from(data)) as ReadableStream<Uint8Array>;
-  throw new InvalidArgumentError({ field: "data", backend, message: "Invalid data: expected a string, a Uint8Array, a ReadableStream or an async iterable of Uint8Array." });
+  throw new InvalidArgumentError({
+    field: "data",
+    backend,
+    message: "Invalid data: expected a string, a Uint8Array, a ReadableStream or an async iterable of Uint8Array.",
+  });
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {

@@ -112,7 +112,15 @@ export async function killWithinGrace(kill: () => Promise<void>, graceMs: number
   const grace = cancellableDelay(graceMs);
   try {
     return await Promise.race([
-      attempt.then(() => ({ verified: true }) as const, (error: unknown) => ({ verified: false, error, detail: `the backend could not verify the kill: ${error instanceof Error ? error.message : String(error)}` }) as const),
+      attempt.then(
+        () => ({ verified: true }) as const,
+        (error: unknown) =>
+          ({
+            verified: false,
+            error,
+            detail: `the backend could not verify the kill: ${error instanceof Error ? error.message : String(error)}`,
+          }) as const,
+      ),
       grace.promise.then(() => ({ verified: false, detail: `the backend did not confirm the kill within ${graceMs} ms` }) as const),
     ]);
   } finally {
@@ -128,9 +136,12 @@ export async function withinTime<Value>(work: Promise<Value>, timeoutMs: number 
   if (timeoutMs === undefined) return work;
   const limit = cancellableDelay(timeoutMs);
   try {
-    return await Promise.race([work, limit.promise.then(() => {
-      throw onTimeout();
-    })]);
+    return await Promise.race([
+      work,
+      limit.promise.then(() => {
+        throw onTimeout();
+      }),
+    ]);
   } finally {
     limit.cancel();
     work.catch(() => {});
@@ -163,12 +174,14 @@ export class IdleWatchdog {
 
   /** Passes `stream` through unchanged, recording progress on every chunk. */
   observe(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-    return stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-      transform: (chunk, controller) => {
-        this.touch();
-        controller.enqueue(chunk);
-      },
-    }));
+    return stream.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.touch();
+          controller.enqueue(chunk);
+        },
+      }),
+    );
   }
 
   /** Stops the timer. */

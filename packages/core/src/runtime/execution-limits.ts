@@ -8,7 +8,10 @@ export const DEFAULT_MAX_RESULTS = 100;
  * Keeps rich results in order while both the count (`maxResults`) and the total size of their data (UTF-8 bytes of
  * every MIME value, `limitBytes`) stay within the caps; the rest are dropped and `truncated` is set.
  */
-export function capResults(results: readonly ExecutionResult[], caps: { maxResults: number; limitBytes: number }): { results: ExecutionResult[]; truncated: boolean } {
+export function capResults(
+  results: readonly ExecutionResult[],
+  caps: { maxResults: number; limitBytes: number },
+): { results: ExecutionResult[]; truncated: boolean } {
   const kept: ExecutionResult[] = [];
   let bytes = 0;
   for (const result of results) {
@@ -29,11 +32,19 @@ export function capResults(results: readonly ExecutionResult[], caps: { maxResul
 export function describeCodeExit(outcome: DriverExecution, limits: { memoryMiB?: number }): ExecutionError | null {
   if (outcome.outOfMemoryKilled === true) {
     const limit = limits.memoryMiB !== undefined ? ` (limits.memoryMiB: ${limits.memoryMiB})` : "";
-    return { name: "OutOfMemoryError", value: `The code was killed by the out-of-memory killer: the sandbox ran out of memory${limit}. Raise limits.memoryMiB or use less memory.`, traceback: "" };
+    return {
+      name: "OutOfMemoryError",
+      value: `The code was killed by the out-of-memory killer: the sandbox ran out of memory${limit}. Raise limits.memoryMiB or use less memory.`,
+      traceback: "",
+    };
   }
   const exitCode = outcome.exitCode;
   if (typeof exitCode === "number" && exitCode > 128 && exitCode < 160) {
-    return { name: "KilledError", value: `The interpreter was killed by signal ${exitCode - 128} without raising an exception (exit code ${exitCode}).`, traceback: "" };
+    return {
+      name: "KilledError",
+      value: `The interpreter was killed by signal ${exitCode - 128} without raising an exception (exit code ${exitCode}).`,
+      traceback: "",
+    };
   }
   return null;
 }

@@ -39,10 +39,21 @@ export async function runFileCall<Result>(
     if (outcome.ended === "done") return outcome.value;
     if (outcome.ended === "stalled") {
       controller.abort();
-      throw new TimeoutError({ backend, timeoutMs: DEFAULT_FILE_TIMEOUT_MS, killed: false, message: `The ${backend} backend made no progress (${operation}) for ${DEFAULT_FILE_TIMEOUT_MS} ms; sbx stopped waiting (the backend may still complete it). Pass { timeoutMs } to bound the whole transfer instead.` });
+      throw new TimeoutError({
+        backend,
+        timeoutMs: DEFAULT_FILE_TIMEOUT_MS,
+        killed: false,
+        message: `The ${backend} backend made no progress (${operation}) for ${DEFAULT_FILE_TIMEOUT_MS} ms; sbx stopped waiting (the backend may still complete it). Pass { timeoutMs } to bound the whole transfer instead.`,
+      });
     }
-    if (deadline.reason === "abort") throw new AbortedError({ backend, cause: fileOptions?.signal?.reason, message: `The caller aborted: ${operation}.` });
-    throw new TimeoutError({ backend, timeoutMs: timeoutMs ?? 0, killed: false, message: `The ${backend} backend did not finish (${operation}) within ${timeoutMs} ms; sbx stopped waiting (the backend may still complete it). Pass a larger { timeoutMs } for slow operations.` });
+    if (deadline.reason === "abort")
+      throw new AbortedError({ backend, cause: fileOptions?.signal?.reason, message: `The caller aborted: ${operation}.` });
+    throw new TimeoutError({
+      backend,
+      timeoutMs: timeoutMs ?? 0,
+      killed: false,
+      message: `The ${backend} backend did not finish (${operation}) within ${timeoutMs} ms; sbx stopped waiting (the backend may still complete it). Pass a larger { timeoutMs } for slow operations.`,
+    });
   } catch (error) {
     throw redactError(error, state.secretValues);
   } finally {

@@ -31,7 +31,11 @@ export function requireLimit(value: unknown, field: string, backend: string): nu
  * Reads a stream whole, refusing once more than `limitBytes` arrived: the stream is cancelled (so the backend stops
  * sending) and `tooLarge(seenBytes)` is thrown. Memory never holds more than `limitBytes` plus one chunk.
  */
-export async function readWithLimit(stream: ReadableStream<Uint8Array>, limitBytes: number, tooLarge: (seenBytes: number) => Promise<FileTooLargeError>): Promise<Uint8Array> {
+export async function readWithLimit(
+  stream: ReadableStream<Uint8Array>,
+  limitBytes: number,
+  tooLarge: (seenBytes: number) => Promise<FileTooLargeError>,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = stream.getReader();
@@ -54,23 +58,30 @@ export async function readWithLimit(stream: ReadableStream<Uint8Array>, limitByt
  * `tooLarge(seenBytes)` once more than `limitBytes` went by. The source is cancelled first, so the backend stops
  * sending (and can answer the size question `tooLarge` may ask).
  */
-export function limitedStream(stream: ReadableStream<Uint8Array>, limitBytes: number | undefined, tooLarge: (seenBytes: number) => Promise<FileTooLargeError>): ReadableStream<Uint8Array> {
+export function limitedStream(
+  stream: ReadableStream<Uint8Array>,
+  limitBytes: number | undefined,
+  tooLarge: (seenBytes: number) => Promise<FileTooLargeError>,
+): ReadableStream<Uint8Array> {
   if (limitBytes === undefined) return stream;
   const reader = stream.getReader();
   let total = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { value, done } = await reader.read();
-      if (done) return controller.close();
-      total += value.byteLength;
-      if (total <= limitBytes) return controller.enqueue(value);
-      await reader.cancel().catch(() => {});
-      controller.error(await tooLarge(total));
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        total += value.byteLength;
+        if (total <= limitBytes) return controller.enqueue(value);
+        await reader.cancel().catch(() => {});
+        controller.error(await tooLarge(total));
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
     },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 /**
@@ -78,7 +89,11 @@ export function limitedStream(stream: ReadableStream<Uint8Array>, limitBytes: nu
  * `limitBytes`, refuses once more bytes arrived: the source is cancelled and `tooLarge(seenBytes)` thrown. On any
  * failure the partial host file is removed before the error is thrown.
  */
-export async function boundedDownload(stream: ReadableStream<Uint8Array>, hostPath: string, options: { limitBytes?: number; signal?: AbortSignal; tooLarge: (seenBytes: number) => Promise<FileTooLargeError> }): Promise<void> {
+export async function boundedDownload(
+  stream: ReadableStream<Uint8Array>,
+  hostPath: string,
+  options: { limitBytes?: number; signal?: AbortSignal; tooLarge: (seenBytes: number) => Promise<FileTooLargeError> },
+): Promise<void> {
   const reader = stream.getReader();
   const output = createWriteStream(hostPath);
   const failed = new Promise<never>((_resolve, reject) => output.once("error", reject));

@@ -17,8 +17,23 @@ export function rememberDriver(sandbox: Sandbox, driver: SandboxDriverV1): void 
  */
 export function nativeHandleOf(sandbox: Sandbox, backend: string): unknown {
   const driver = typeof sandbox === "object" && sandbox !== null ? drivers.get(sandbox) : undefined;
-  if (!driver) throw new InvalidArgumentError({ field: "sandbox", backend, message: `Invalid sandbox: expected a sandbox returned by createSandbox() or connectSandbox().` });
-  if (sandbox.backend !== backend) throw new InvalidArgumentError({ field: "sandbox", backend, message: `Invalid sandbox: it runs on the ${sandbox.backend} backend, not ${backend}; use the ${sandbox.backend} adapter's accessor.` });
-  if (driver.native === undefined) throw new InvalidArgumentError({ field: "sandbox", backend, message: `Invalid sandbox: the ${backend} adapter exposes no native object for it.` });
+  if (!driver)
+    throw new InvalidArgumentError({
+      field: "sandbox",
+      backend,
+      message: `Invalid sandbox: expected a sandbox returned by createSandbox() or connectSandbox().`,
+    });
+  if (sandbox.backend !== backend)
+    throw new InvalidArgumentError({
+      field: "sandbox",
+      backend,
+      message: `Invalid sandbox: it runs on the ${sandbox.backend} backend, not ${backend}; use the ${sandbox.backend} adapter's accessor.`,
+    });
+  if (driver.native === undefined)
+    throw new InvalidArgumentError({
+      field: "sandbox",
+      backend,
+      message: `Invalid sandbox: the ${backend} adapter exposes no native object for it.`,
+    });
   return driver.native;
 }

@@ -38,17 +38,20 @@ except BaseException as _exception:
     sys.exit(1)
 `;
 
-
 /**
  * Runs one-shot Python through a driver's `spawn`, for backends without a code channel of their own.
  * The structured error is read back from a file in /tmp by a second command, never parsed from output.
  */
-export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeRequest, byteOutput?: {
-  /** Receives stdout as raw bytes instead of `request.onStdout` text, so a caller that caps bytes never decodes what it drops. */
-  readonly onStdout: (chunk: Uint8Array) => void;
-  /** Receives stderr as raw bytes instead of `request.onStderr` text. */
-  readonly onStderr: (chunk: Uint8Array) => void;
-}): Promise<DriverExecution> {
+export async function runPythonOneShot(
+  driver: SandboxDriverV1,
+  request: CodeRequest,
+  byteOutput?: {
+    /** Receives stdout as raw bytes instead of `request.onStdout` text, so a caller that caps bytes never decodes what it drops. */
+    readonly onStdout: (chunk: Uint8Array) => void;
+    /** Receives stderr as raw bytes instead of `request.onStderr` text. */
+    readonly onStderr: (chunk: Uint8Array) => void;
+  },
+): Promise<DriverExecution> {
   const errorPath = `/tmp/.sbx-error-${crypto.randomUUID()}.json`;
   const decoderOut = new TextDecoder();
   const decoderErr = new TextDecoder();
@@ -98,7 +101,11 @@ export async function runPythonOneShot(driver: SandboxDriverV1, request: CodeReq
 /** The marker the reader prints when the channel file exists, so a missing file is told from an empty one. */
 const PRESENT_MARKER = "sbx-error-channel-present";
 
-async function readErrorChannel(driver: SandboxDriverV1, errorPath: string, request: CodeRequest): Promise<{ present: boolean; error: ExecutionError | null }> {
+async function readErrorChannel(
+  driver: SandboxDriverV1,
+  errorPath: string,
+  request: CodeRequest,
+): Promise<{ present: boolean; error: ExecutionError | null }> {
   const chunks: Uint8Array[] = [];
   const reader = await driver.spawn({
     command: `if [ -e ${errorPath} ]; then echo ${PRESENT_MARKER}; cat ${errorPath}; fi; rm -f ${errorPath}`,

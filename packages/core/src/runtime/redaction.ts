@@ -24,7 +24,9 @@ function base64Forms(bytes: Buffer): string[] {
 }
 
 function asciiJsonEscape(value: string): string {
-  return JSON.stringify(value).slice(1, -1).replace(/[\u007f-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/[\u007f-\uffff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**

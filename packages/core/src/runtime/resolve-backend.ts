@@ -1,7 +1,13 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BackendUnavailableError, CapabilityNotSupportedError, InvalidArgumentError, isSbxError, UnsupportedSpecificationError } from "../errors/index.js";
+import {
+  BackendUnavailableError,
+  CapabilityNotSupportedError,
+  InvalidArgumentError,
+  isSbxError,
+  UnsupportedSpecificationError,
+} from "../errors/index.js";
 import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "../v1/backend-registry.js";
 import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
@@ -35,8 +41,13 @@ const SCHEME_PATTERN = /^[a-z][a-z0-9+.-]*$/i;
  * adapters (or to override how a first-party one is loaded). Also registers its capability manifest.
  */
 export function registerProvider(scheme: string, factory: SandboxProviderFactory): void {
-  if (typeof scheme !== "string" || !SCHEME_PATTERN.test(scheme)) throw new InvalidArgumentError({ field: "scheme", message: `Invalid scheme ${JSON.stringify(scheme)}: use letters, digits, '+', '.', '-', starting with a letter (schemes are case-insensitive).` });
-  if (typeof factory !== "function") throw new InvalidArgumentError({ field: "factory", message: "Invalid factory: expected a function (settings) => SandboxProviderV1." });
+  if (typeof scheme !== "string" || !SCHEME_PATTERN.test(scheme))
+    throw new InvalidArgumentError({
+      field: "scheme",
+      message: `Invalid scheme ${JSON.stringify(scheme)}: use letters, digits, '+', '.', '-', starting with a letter (schemes are case-insensitive).`,
+    });
+  if (typeof factory !== "function")
+    throw new InvalidArgumentError({ field: "factory", message: "Invalid factory: expected a function (settings) => SandboxProviderV1." });
   // Check the provider before registering anything, so a wrong-version adapter leaves no trace (checkProvider records the manifest).
   const provider = checkProvider(factory());
   const normalized = scheme.toLowerCase();
@@ -49,7 +60,9 @@ export function registerProvider(scheme: string, factory: SandboxProviderFactory
  * `AUTO_PREFERENCE_ORDER` followed by every isolating provider registered with `registerProvider`, then the fake
  * when `allowFake` is true. A stated preference is also a limit: only the backends named are tried.
  */
-export function autoBackendOrder(options: { backends?: readonly string[] | string; allowFake?: boolean; environment?: Readonly<Record<string, string | undefined>> } = {}): string[] {
+export function autoBackendOrder(
+  options: { backends?: readonly string[] | string; allowFake?: boolean; environment?: Readonly<Record<string, string | undefined>> } = {},
+): string[] {
   return orderAutoBackends({ ...options, registered: registeredIsolating }).order;
 }
 
@@ -59,11 +72,17 @@ export function autoBackendOrder(options: { backends?: readonly string[] | strin
  */
 export function parseTarget(target: string): { scheme: string; target: string } {
   if (typeof target === "string" && /\s/.test(target)) {
-    throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: it contains whitespace. Remove it (sbx does not trim targets), for example "docker://python:3.12-slim".` });
+    throw new InvalidArgumentError({
+      field: "target",
+      message: `Invalid target ${JSON.stringify(target)}: it contains whitespace. Remove it (sbx does not trim targets), for example "docker://python:3.12-slim".`,
+    });
   }
   const match = typeof target === "string" ? /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(target) : null;
   if (!match) {
-    throw new InvalidArgumentError({ field: "target", message: `Invalid target ${JSON.stringify(target)}: expected "scheme://target", for example "docker://python:3.12-slim", "e2b://code-interpreter-v1", "modal://python:3.12-slim", "fake://", or "auto".` });
+    throw new InvalidArgumentError({
+      field: "target",
+      message: `Invalid target ${JSON.stringify(target)}: expected "scheme://target", for example "docker://python:3.12-slim", "e2b://code-interpreter-v1", "modal://python:3.12-slim", "fake://", or "auto".`,
+    });
   }
   return { scheme: match[1]!.toLowerCase(), target: match[2]! };
 }
@@ -122,7 +141,12 @@ export async function loadProvider(scheme: string, settings: Record<string, unkn
     }
     const factory = module.createSandboxProvider;
     if (typeof factory !== "function") {
-      throw new BackendUnavailableError({ backend: scheme, retryable: false, remedy: `Update ${packageName}.`, message: `${packageName} does not export createSandboxProvider(); it is not an sbx adapter for this version of @sbx/core.` });
+      throw new BackendUnavailableError({
+        backend: scheme,
+        retryable: false,
+        remedy: `Update ${packageName}.`,
+        message: `${packageName} does not export createSandboxProvider(); it is not an sbx adapter for this version of @sbx/core.`,
+      });
     }
     provider = (factory as SandboxProviderFactory)(settings);
   }
@@ -149,14 +173,24 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
     });
   }
   refuseCapabilityMethodMismatch({ holder: "provider", target: provider, capabilities: provider.capabilities, backend: provider.backend });
-  registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
+  registerBackendManifest({
+    backend: provider.backend,
+    packageName: provider.packageName,
+    capabilities: provider.capabilities,
+    isolating: provider.isolating,
+  });
   return provider;
 }
 
 /** Refuses options that need capabilities the provider lacks: never weaken a policy that was asked for. */
 function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: ResolvedCreateOptions): void {
   const refuse = (capability: "EGRESS_ALLOWLIST" | "HOST_MOUNTS" | "RESOURCE_LIMITS", detail: string) => {
-    throw new CapabilityNotSupportedError({ capability, backend: provider.backend, supportedBy: backendsSupporting(capability, provider.backend), detail });
+    throw new CapabilityNotSupportedError({
+      capability,
+      backend: provider.backend,
+      supportedBy: backendsSupporting(capability, provider.backend),
+      detail,
+    });
   };
   if (options.network.allow && options.network.allow.length > 0 && !provider.capabilities.EGRESS_ALLOWLIST) {
     refuse("EGRESS_ALLOWLIST", "network.allow was given; the sandbox was not created rather than run with a different egress policy");
@@ -167,7 +201,13 @@ function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: Resolve
   }
 }
 
-function parseOptions(options: CreateSandboxOptions | undefined): { resolved: ResolvedCreateOptions; signal: AbortSignal | undefined; credentials: Map<string, CredentialSource>; backends: string[] | undefined; logger: SandboxLogger | undefined } {
+function parseOptions(options: CreateSandboxOptions | undefined): {
+  resolved: ResolvedCreateOptions;
+  signal: AbortSignal | undefined;
+  credentials: Map<string, CredentialSource>;
+  backends: string[] | undefined;
+  logger: SandboxLogger | undefined;
+} {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new InvalidArgumentError({ field: "options", message: "Invalid options: expected an object." });
   }
@@ -189,7 +229,11 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   let provider: SandboxProviderV1;
   let providerTarget = "";
   if (typeof target === "object" && target !== null) provider = checkProvider(target);
-  else if (typeof target !== "string") throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://python:3.12-slim\" or a provider object." });
+  else if (typeof target !== "string")
+    throw new InvalidArgumentError({
+      field: "target",
+      message: 'Invalid target: expected a string such as "docker://python:3.12-slim" or a provider object.',
+    });
   else if (target.toLowerCase() === "auto") provider = await pickAutomaticProvider(resolved, preference, signal);
   else {
     const parsed = parseTarget(target);
@@ -201,10 +245,25 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   if (credentials.size > 0) await revokeOrphansBeforeIssuing(credentials, signal);
   const secrets = Object.values(resolved.secrets);
   const createStartedAt = Date.now();
-  const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () => provider.create({ target: providerTarget, options: resolved, signal })));
-  await wrapOrDestroy(createdDriver, () => refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }));
+  const createdDriver = await callAdapter(provider.backend, "create a sandbox", secrets, () =>
+    loggedCall(logger, secrets, { backend: provider.backend, operation: "create", detail: providerTarget }, () =>
+      provider.create({ target: providerTarget, options: resolved, signal }),
+    ),
+  );
+  await wrapOrDestroy(createdDriver, () =>
+    refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }),
+  );
   const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
-  if (credentials.size > 0) return createSandboxWithCredentials({ driver, provider, target: providerTarget, options: resolved, sources: credentials, signal, createStartedAt });
+  if (credentials.size > 0)
+    return createSandboxWithCredentials({
+      driver,
+      provider,
+      target: providerTarget,
+      options: resolved,
+      sources: credentials,
+      signal,
+      createStartedAt,
+    });
   return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved }));
 }
 
@@ -224,20 +283,40 @@ async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () => Result
 /** Attaches to a live sandbox by id (needs `RECONNECT`). `target` names the backend, for example `"docker://"`. */
 export async function connectSandbox(target: string | SandboxProviderV1, sandboxId: string, options?: CreateSandboxOptions): Promise<Sandbox> {
   const { resolved, signal, credentials, logger } = parseOptions(options);
-  if (credentials.size > 0) throw new InvalidArgumentError({ field: `options.secrets.${[...credentials.keys()][0]}`, message: "Invalid options.secrets: credential() sources are issued by createSandbox() for the sandbox it creates; connectSandbox() does not issue or revoke them. Pass the value as a plain secret." });
-  if (typeof sandboxId !== "string" || sandboxId.length === 0) throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
-  if (typeof target !== "string" && (typeof target !== "object" || target === null)) throw new InvalidArgumentError({ field: "target", message: "Invalid target: expected a string such as \"docker://\" or a provider object." });
+  if (credentials.size > 0)
+    throw new InvalidArgumentError({
+      field: `options.secrets.${[...credentials.keys()][0]}`,
+      message:
+        "Invalid options.secrets: credential() sources are issued by createSandbox() for the sandbox it creates; connectSandbox() does not issue or revoke them. Pass the value as a plain secret.",
+    });
+  if (typeof sandboxId !== "string" || sandboxId.length === 0)
+    throw new InvalidArgumentError({ field: "sandboxId", message: "Invalid sandboxId: expected a non-empty string." });
+  if (typeof target !== "string" && (typeof target !== "object" || target === null))
+    throw new InvalidArgumentError({ field: "target", message: 'Invalid target: expected a string such as "docker://" or a provider object.' });
   const provider = typeof target === "string" ? await loadProvider(parseTarget(target).scheme, resolved.settings) : checkProvider(target);
   refuseUnknownSettings(provider, resolved.settings);
   if (!provider.capabilities.RECONNECT || !provider.connect) {
-    throw new CapabilityNotSupportedError({ capability: "RECONNECT", backend: provider.backend, supportedBy: backendsSupporting("RECONNECT", provider.backend) });
+    throw new CapabilityNotSupportedError({
+      capability: "RECONNECT",
+      backend: provider.backend,
+      supportedBy: backendsSupporting("RECONNECT", provider.backend),
+    });
   }
   const secrets = Object.values(resolved.secrets);
-  const connectedDriver = await callAdapter(provider.backend, "connect to a sandbox", secrets, () => loggedCall(logger, secrets, { backend: provider.backend, operation: "connect", sandboxId }, () => provider.connect!({ sandboxId, options: resolved, signal })));
+  const connectedDriver = await callAdapter(provider.backend, "connect to a sandbox", secrets, () =>
+    loggedCall(logger, secrets, { backend: provider.backend, operation: "connect", sandboxId }, () =>
+      provider.connect!({ sandboxId, options: resolved, signal }),
+    ),
+  );
   // An attached sandbox is not ours to destroy: a mismatched driver is refused and the sandbox left as it was.
   refuseCapabilityMethodMismatch({ holder: "driver", target: connectedDriver, capabilities: provider.capabilities, backend: provider.backend });
   const driver = withDriverLogging(connectedDriver, provider.backend, logger, secrets);
-  return createSandboxFromDriver(driver, { provider, target: typeof target === "string" ? parseTarget(target).target : "", options: resolved, reconnected: true });
+  return createSandboxFromDriver(driver, {
+    provider,
+    target: typeof target === "string" ? parseTarget(target).target : "",
+    options: resolved,
+    reconnected: true,
+  });
 }
 
 /** A backend's status, and the provider that reported it when it loaded (so the caller can create with that very one). */
@@ -259,7 +338,13 @@ async function loadAndDetect(backend: string, options: { settings?: Record<strin
     return { status: await provider.detect({ signal: options.signal }), provider };
   } catch (error) {
     const remedy = remedyOf(error) ?? installRemedy(manifest?.packageName ?? `@sbx/${backend}`);
-    const status = { backend, usable: false, reason: error instanceof Error ? error.message : String(error), remedy, isolating: manifest?.isolating ?? true };
+    const status = {
+      backend,
+      usable: false,
+      reason: error instanceof Error ? error.message : String(error),
+      remedy,
+      isolating: manifest?.isolating ?? true,
+    };
     return { status, provider: undefined };
   }
 }
@@ -278,19 +363,32 @@ export async function detectBackends(options?: { signal?: AbortSignal }): Promis
   return loaded.map((entry) => entry.status);
 }
 
-async function pickAutomaticProvider(options: ResolvedCreateOptions, backends: readonly string[] | undefined, signal?: AbortSignal): Promise<SandboxProviderV1> {
+async function pickAutomaticProvider(
+  options: ResolvedCreateOptions,
+  backends: readonly string[] | undefined,
+  signal?: AbortSignal,
+): Promise<SandboxProviderV1> {
   const { order, source } = orderAutoBackends({ backends, allowFake: options.allowFake, registered: registeredIsolating });
   const statuses: BackendStatus[] = [];
   for (const backend of order) {
     const isolating = AUTO_PREFERENCE_ORDER.includes(backend) || (registeredIsolating.get(backend) ?? getBackendManifest(backend)?.isolating ?? true);
     if (!isolating && !options.allowFake) {
-      statuses.push({ backend, usable: false, isolating, reason: `${backend} is not a security boundary, so "auto" uses it only with allowFake: true.`, remedy: "Pass { allowFake: true } to accept it." });
+      statuses.push({
+        backend,
+        usable: false,
+        isolating,
+        reason: `${backend} is not a security boundary, so "auto" uses it only with allowFake: true.`,
+        remedy: "Pass { allowFake: true } to accept it.",
+      });
       continue;
     }
     // Detect with the provider built from the caller's settings, and create with that same provider.
     const { status, provider } = await loadAndDetect(backend, { settings: options.settings, signal });
     if (source !== "default" && !registeredFactories.has(backend) && getBackendManifest(backend) === undefined && !status.usable) {
-      throw new InvalidArgumentError({ field: source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE, message: `Invalid ${source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE}: "${backend}" is not a known backend. Known: ${knownBackendSchemes().join(", ")}; register third-party ones with registerProvider().` });
+      throw new InvalidArgumentError({
+        field: source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE,
+        message: `Invalid ${source === "option" ? "backends" : BACKENDS_ENVIRONMENT_VARIABLE}: "${backend}" is not a known backend. Known: ${knownBackendSchemes().join(", ")}; register third-party ones with registerProvider().`,
+      });
     }
     statuses.push(status);
     if (status.usable && provider) return provider;
@@ -299,6 +397,6 @@ async function pickAutomaticProvider(options: ResolvedCreateOptions, backends: r
     backend: "auto",
     remedy: statuses.map((status) => `${status.backend}: ${status.remedy}`).join(" "),
     alternatives: options.allowFake ? [] : ["fake (pass allowFake: true; it is not a security boundary)"],
-    message: `No ${source === "default" ? "isolating " : ""}backend is usable here${source === "default" ? "" : ` among those preferred by ${source === "option" ? "the backends option" : BACKENDS_ENVIRONMENT_VARIABLE} (${order.join(", ")})`}.\n${statuses.map((status) => `- ${status.backend}: ${status.reason} ${status.remedy}`).join("\n")}${options.allowFake ? "" : "\nTo run on the in-process fake instead (not a security boundary), pass { allowFake: true } or use \"fake://\"."}`,
+    message: `No ${source === "default" ? "isolating " : ""}backend is usable here${source === "default" ? "" : ` among those preferred by ${source === "option" ? "the backends option" : BACKENDS_ENVIRONMENT_VARIABLE} (${order.join(", ")})`}.\n${statuses.map((status) => `- ${status.backend}: ${status.reason} ${status.remedy}`).join("\n")}${options.allowFake ? "" : '\nTo run on the in-process fake instead (not a security boundary), pass { allowFake: true } or use "fake://".'}`,
   });
 }

@@ -2,7 +2,18 @@ import { hostname } from "node:os";
 import { InvalidArgumentError } from "../errors/index.js";
 import { isCredentialSource, type CredentialSource } from "../v1/credentials.js";
 import { ensureTrustedStore } from "./credential-store-trust.js";
-import { abandonedRecordFileName, claimRecord, credentialsFolder, defaultStateDirectory, listRecords, ownerIsAlive, processIsAlive, readRecord, removeRecord, writeRecord } from "./credential-store.js";
+import {
+  abandonedRecordFileName,
+  claimRecord,
+  credentialsFolder,
+  defaultStateDirectory,
+  listRecords,
+  ownerIsAlive,
+  processIsAlive,
+  readRecord,
+  removeRecord,
+  writeRecord,
+} from "./credential-store.js";
 import { throwIfAborted } from "./guard.js";
 import { revokeWithRetries } from "./revoke-with-retries.js";
 
@@ -86,7 +97,8 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
   for (const stored of await listRecords(folder, [...sources.keys()])) {
     throwIfAborted(options.signal);
     // Decided from the name: a claim belongs to the claiming process while it lives; an owner's record to its owner; an abandoned one (owner 0) to anyone.
-    const abandoned = stored.claimedBy !== null ? !processIsAlive(stored.claimedBy) : stored.ownerPid === 0 || !ownerAlive(stored.ownerPid, stored.ownerStartTime);
+    const abandoned =
+      stored.claimedBy !== null ? !processIsAlive(stored.claimedBy) : stored.ownerPid === 0 || !ownerAlive(stored.ownerPid, stored.ownerStartTime);
     if (!abandoned) {
       skipped++;
       continue;
@@ -94,7 +106,10 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
     const read = await readRecord(folder, stored.fileName);
     if (read.kind === "untrusted") {
       refused.push({ fileName: stored.fileName, reason: read.reason });
-      process.emitWarning(`sbx: the credential record ${stored.fileName} in ${folder} ${read.reason}; it was not trusted (its handle was not revoked) and was left where it is. Remove it once you know who put it there.`, { code: "SBX_CREDENTIAL_RECORD" });
+      process.emitWarning(
+        `sbx: the credential record ${stored.fileName} in ${folder} ${read.reason}; it was not trusted (its handle was not revoked) and was left where it is. Remove it once you know who put it there.`,
+        { code: "SBX_CREDENTIAL_RECORD" },
+      );
       continue;
     }
     const record = read.kind === "record" ? read.record : null;
@@ -110,10 +125,25 @@ export async function revokeOrphanedCredentials(options: RevokeOrphanedCredentia
       continue;
     }
     const outcome = await revokeWithRetries(
-      { source, name: record.name, sandboxId: record.sandboxId, value: record.value, handle: record.handle, reason: "orphaned", secretValues: record.value ? [record.value] : [] },
+      {
+        source,
+        name: record.name,
+        sandboxId: record.sandboxId,
+        value: record.value,
+        handle: record.handle,
+        reason: "orphaned",
+        secretValues: record.value ? [record.value] : [],
+      },
       options.signal,
     );
-    const entry: OrphanedCredential = { name: record.name, sourceId: record.sourceId, sandboxId: record.sandboxId, ownerPid: record.ownerPid, attempts: outcome.attempts, error: outcome.error };
+    const entry: OrphanedCredential = {
+      name: record.name,
+      sourceId: record.sourceId,
+      sandboxId: record.sandboxId,
+      ownerPid: record.ownerPid,
+      attempts: outcome.attempts,
+      error: outcome.error,
+    };
     if (outcome.revoked) {
       await removeRecord(folder, claimed);
       revoked.push(entry);

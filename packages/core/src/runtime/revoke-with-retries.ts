@@ -24,10 +24,14 @@ export interface RevocationOutcome {
 function sleep(milliseconds: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, milliseconds);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -37,12 +41,18 @@ export function emitCredentialEvent(source: CredentialSource, event: CredentialE
   try {
     source.onEvent(event);
   } catch (error) {
-    process.emitWarning(`sbx: a credential onEvent listener (source ${source.id}) threw: ${error instanceof Error ? error.message : String(error)}`, { code: "SBX_CREDENTIAL_EVENT_LISTENER" });
+    process.emitWarning(`sbx: a credential onEvent listener (source ${source.id}) threw: ${error instanceof Error ? error.message : String(error)}`, {
+      code: "SBX_CREDENTIAL_EVENT_LISTENER",
+    });
   }
 }
 
 /** Runs `work` with a deadline, turning a hang into a rejection. */
-async function withDeadline<Result>(timeoutMs: number, outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<Result> | Result): Promise<Result> {
+async function withDeadline<Result>(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<Result> | Result,
+): Promise<Result> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let onOuterAbort = () => {};
@@ -83,17 +93,43 @@ export async function revokeWithRetries(target: RevocationTarget, signal?: Abort
   for (let attempt = 1; attempt <= source.revokeAttempts; attempt++) {
     try {
       await withDeadline(source.timeoutMs, signal, (attemptSignal) =>
-        source.revoke({ sandboxId: target.sandboxId, name: target.name, value: target.value, handle: target.handle, reason: target.reason, signal: attemptSignal }),
+        source.revoke({
+          sandboxId: target.sandboxId,
+          name: target.name,
+          value: target.value,
+          handle: target.handle,
+          reason: target.reason,
+          signal: attemptSignal,
+        }),
       );
-      emitCredentialEvent(source, { type: "revoked", sourceId: source.id, name: target.name, sandboxId: target.sandboxId, reason: target.reason, attempt, error: null });
+      emitCredentialEvent(source, {
+        type: "revoked",
+        sourceId: source.id,
+        name: target.name,
+        sandboxId: target.sandboxId,
+        reason: target.reason,
+        attempt,
+        error: null,
+      });
       return { revoked: true, attempts: attempt, error: null };
     } catch (error) {
       lastError = redactError(error instanceof Error ? error : new Error(String(error)), target.secretValues);
       const final = attempt === source.revokeAttempts || signal?.aborted === true;
-      emitCredentialEvent(source, { type: final ? "revoke-failed" : "revoke-attempt-failed", sourceId: source.id, name: target.name, sandboxId: target.sandboxId, reason: target.reason, attempt, error: lastError });
+      emitCredentialEvent(source, {
+        type: final ? "revoke-failed" : "revoke-attempt-failed",
+        sourceId: source.id,
+        name: target.name,
+        sandboxId: target.sandboxId,
+        reason: target.reason,
+        attempt,
+        error: lastError,
+      });
       if (final) {
         if (!source.onEvent) {
-          process.emitWarning(`sbx: revoking credential ${target.name} (source ${source.id}) of sandbox ${target.sandboxId} failed after ${attempt} attempts: ${lastError.message}. The record was kept; revokeOrphanedCredentials() retries it.`, { code: "SBX_CREDENTIAL_REVOCATION" });
+          process.emitWarning(
+            `sbx: revoking credential ${target.name} (source ${source.id}) of sandbox ${target.sandboxId} failed after ${attempt} attempts: ${lastError.message}. The record was kept; revokeOrphanedCredentials() retries it.`,
+            { code: "SBX_CREDENTIAL_REVOCATION" },
+          );
         }
         return { revoked: false, attempts: attempt, error: redactText(lastError.message, target.secretValues) };
       }

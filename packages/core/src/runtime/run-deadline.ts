@@ -18,7 +18,10 @@ export function verifiedStop(detail: string): StopReport {
 
 /** A stop sbx could not verify: `what` (for example "the command was killed") and why not. */
 export function unverifiedStop(what: string, reasons: readonly string[]): StopReport {
-  return { killed: false, detail: `sbx could not verify that ${what}: ${reasons.join("; ")}. Processes may survive in the sandbox; kill the sandbox to be sure.` };
+  return {
+    killed: false,
+    detail: `sbx could not verify that ${what}: ${reasons.join("; ")}. Processes may survive in the sandbox; kill the sandbox to be sure.`,
+  };
 }
 
 /** How a run's errors name it. */
@@ -94,7 +97,8 @@ export class RunDeadline {
   stoppedError(report: StopReport, partialOutput: { readonly stdout: string; readonly stderr: string }): SbxError {
     const { backend, kind, timeoutMs, signal, secretValues } = this.options;
     if (this.deadline.reason === "callback" && this.guard.failure) return this.guard.failure;
-    if (this.deadline.reason === "abort") return new AbortedError({ backend, cause: signal?.reason, message: `${WORDING[kind].aborted} was aborted by the caller. ${report.detail}` });
+    if (this.deadline.reason === "abort")
+      return new AbortedError({ backend, cause: signal?.reason, message: `${WORDING[kind].aborted} was aborted by the caller. ${report.detail}` });
     return new TimeoutError({
       backend,
       timeoutMs: timeoutMs ?? 0,

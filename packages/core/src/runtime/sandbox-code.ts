@@ -24,11 +24,22 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
     const language = codeOptions.language ?? "python";
     if (codeOptions.contextId !== undefined) state.requireCapability("STATEFUL_CODE", "code contexts");
     if (codeOptions.contextId !== undefined && !context.reconnected && !state.createdContexts.has(codeOptions.contextId)) {
-      throw new InvalidArgumentError({ field: "options.contextId", backend, message: `Invalid options.contextId: ${JSON.stringify(redactText(String(codeOptions.contextId), secretValues))} is not a code context of this sandbox. Use the id returned by sandbox.createCodeContext(), or omit contextId for a one-shot run.` });
+      throw new InvalidArgumentError({
+        field: "options.contextId",
+        backend,
+        message: `Invalid options.contextId: ${JSON.stringify(redactText(String(codeOptions.contextId), secretValues))} is not a code context of this sandbox. Use the id returned by sandbox.createCodeContext(), or omit contextId for a one-shot run.`,
+      });
     }
     state.requireLanguage(language);
     throwIfAborted(codeOptions.signal, backend);
-    const deadline = new RunDeadline({ backend, kind: "code", timeoutMs: codeOptions.timeoutMs, signal: codeOptions.signal, killGraceMs, secretValues });
+    const deadline = new RunDeadline({
+      backend,
+      kind: "code",
+      timeoutMs: codeOptions.timeoutMs,
+      signal: codeOptions.signal,
+      killGraceMs,
+      secretValues,
+    });
     const { guard } = deadline;
     const limit = codeOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
     const userStdout = codeOptions.onStdout ? guard.wrap("onStdout", codeOptions.onStdout) : undefined;
@@ -68,7 +79,7 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
       onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderrBytes.push(chunk)),
     };
     try {
-      const running = state.call("run code", () => driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, byteOutput));
+      const running = state.call("run code", () => (driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, byteOutput)));
       running.catch(() => {});
       const outcome = await deadline.settle(running).catch((error: unknown) => {
         // After a stop, a driver that rejects with its own timeout/abort error has stopped the run; any other
@@ -82,7 +93,9 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
         const failure = "failure" in outcome ? outcome.failure : undefined;
         const report = outcome.settled
           ? verifiedStop("The run was stopped (verified by the backend).")
-          : unverifiedStop("the run was stopped", [failure ? (failure instanceof Error ? failure.message : String(failure)) : `the backend did not confirm within ${killGraceMs} ms`]);
+          : unverifiedStop("the run was stopped", [
+              failure ? (failure instanceof Error ? failure.message : String(failure)) : `the backend did not confirm within ${killGraceMs} ms`,
+            ]);
         throw deadline.stoppedError(report, { stdout: stdout.text(), stderr: stderr.text() });
       }
       stdoutBytes.finish();
@@ -90,7 +103,9 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
       guard.throwIfFailed();
       if (!outcome.settled) throw new Error("unreachable: the run settles unless it was stopped");
       const driverOutcome = outcome.value;
-      const results = capabilities.RICH_RESULTS ? capResults(driverOutcome.results ?? [], { maxResults: codeOptions.maxResults ?? DEFAULT_MAX_RESULTS, limitBytes: limit }) : { results: null, truncated: false };
+      const results = capabilities.RICH_RESULTS
+        ? capResults(driverOutcome.results ?? [], { maxResults: codeOptions.maxResults ?? DEFAULT_MAX_RESULTS, limitBytes: limit })
+        : { results: null, truncated: false };
       return {
         stdout: stdout.text(),
         stderr: stderr.text(),
@@ -98,8 +113,15 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
         results: results.results,
         durationMs: Date.now() - started,
         // Output the backend itself cut inside the sandbox (the sandbox agent does) counts as truncated too.
-        truncated: { stdout: stdout.truncated || (driverOutcome.droppedBytes?.stdout ?? 0) > 0, stderr: stderr.truncated || (driverOutcome.droppedBytes?.stderr ?? 0) > 0, results: results.truncated || (driverOutcome.droppedResults ?? 0) > 0 },
-        totalBytes: { stdout: stdout.totalBytes + (driverOutcome.droppedBytes?.stdout ?? 0), stderr: stderr.totalBytes + (driverOutcome.droppedBytes?.stderr ?? 0) },
+        truncated: {
+          stdout: stdout.truncated || (driverOutcome.droppedBytes?.stdout ?? 0) > 0,
+          stderr: stderr.truncated || (driverOutcome.droppedBytes?.stderr ?? 0) > 0,
+          results: results.truncated || (driverOutcome.droppedResults ?? 0) > 0,
+        },
+        totalBytes: {
+          stdout: stdout.totalBytes + (driverOutcome.droppedBytes?.stdout ?? 0),
+          stderr: stderr.totalBytes + (driverOutcome.droppedBytes?.stderr ?? 0),
+        },
         outOfMemoryKilled: driverOutcome.outOfMemoryKilled ?? null,
       };
     } catch (error) {
@@ -117,7 +139,13 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
     state.requireLanguage(language);
     throwIfAborted(contextOptions?.signal, backend);
     const create = driver.createCodeContext?.bind(driver);
-    if (!create) throw new CapabilityNotSupportedError({ capability: "STATEFUL_CODE", backend, supportedBy: backendsSupporting("STATEFUL_CODE", backend), detail: "the adapter declares it but does not implement createCodeContext" });
+    if (!create)
+      throw new CapabilityNotSupportedError({
+        capability: "STATEFUL_CODE",
+        backend,
+        supportedBy: backendsSupporting("STATEFUL_CODE", backend),
+        detail: "the adapter declares it but does not implement createCodeContext",
+      });
     const created = await state.call("create a code context", () => create({ language, cwd: driver.workspace, signal: contextOptions?.signal }));
     state.createdContexts.add(created.id);
     return Object.freeze({ id: created.id, language: created.language });

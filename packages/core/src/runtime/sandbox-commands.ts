@@ -41,11 +41,22 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
     const runOptions = validate(runCommandOptionsSchema, rawOptions ?? {}, "options");
     if (runOptions.stdin !== undefined) state.requireCapability("STDIN");
     if (runOptions.stdin === true && !background) {
-      throw new InvalidArgumentError({ field: "options.stdin", backend, message: "Invalid options.stdin: `true` (keep stdin open) only applies to commands.start(); pass the input as text or bytes to run()." });
+      throw new InvalidArgumentError({
+        field: "options.stdin",
+        backend,
+        message: "Invalid options.stdin: `true` (keep stdin open) only applies to commands.start(); pass the input as text or bytes to run().",
+      });
     }
     throwIfAborted(runOptions.signal, backend);
     const releaseStartingSlot = state.reserveProcess();
-    const deadline = new RunDeadline({ backend, kind: "command", timeoutMs: runOptions.timeoutMs, signal: runOptions.signal, killGraceMs, secretValues });
+    const deadline = new RunDeadline({
+      backend,
+      kind: "command",
+      timeoutMs: runOptions.timeoutMs,
+      signal: runOptions.signal,
+      killGraceMs,
+      secretValues,
+    });
     const { guard } = deadline;
     const limit = runOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
     const stdout = new OutputCollector(limit);
@@ -115,11 +126,13 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
             throw error;
           });
         }
-        const exit = await state.call("wait for a command", () => deadline.settle(process.exit)).catch((error) => {
-          // After a stop, a rejected exit is part of the report, not the outcome (unless the sandbox is gone).
-          if (deadline.reason && !state.lost) return { settled: false } as const;
-          throw error;
-        });
+        const exit = await state
+          .call("wait for a command", () => deadline.settle(process.exit))
+          .catch((error) => {
+            // After a stop, a rejected exit is part of the report, not the outcome (unless the sandbox is gone).
+            if (deadline.reason && !state.lost) return { settled: false } as const;
+            throw error;
+          });
         stdout.finish();
         stderr.finish();
         if (deadline.reason) throw deadline.stoppedError(commandStopReport(await killOutcome, exit.settled, killGraceMs), partialOutput());
@@ -153,15 +166,27 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
     return {
       pid: process.pid,
       wait: () => finished,
-      kill: () => state.call("kill a command", async () => {
-        const outcome = await killWithinGrace(() => process.kill(), killGraceMs);
-        // A sandbox that is gone is reported as such (the sandbox-lost rule), not as an unverified kill.
-        if (!outcome.verified && isSandboxNotFound(outcome.error)) throw outcome.error;
-        if (!outcome.verified) throw new TimeoutError({ backend, timeoutMs: killGraceMs, killed: false, message: unverifiedStop("the command was killed", [outcome.detail]).detail });
-      }),
+      kill: () =>
+        state.call("kill a command", async () => {
+          const outcome = await killWithinGrace(() => process.kill(), killGraceMs);
+          // A sandbox that is gone is reported as such (the sandbox-lost rule), not as an unverified kill.
+          if (!outcome.verified && isSandboxNotFound(outcome.error)) throw outcome.error;
+          if (!outcome.verified)
+            throw new TimeoutError({
+              backend,
+              timeoutMs: killGraceMs,
+              killed: false,
+              message: unverifiedStop("the command was killed", [outcome.detail]).detail,
+            });
+        }),
       async writeStdin(data) {
         state.ensureOpen("write to stdin");
-        if (!stdinOpen) throw new InvalidArgumentError({ field: "options.stdin", backend, message: "stdin is not open: start the command with { stdin: true } to write to it, and do not write after closeStdin()." });
+        if (!stdinOpen)
+          throw new InvalidArgumentError({
+            field: "options.stdin",
+            backend,
+            message: "stdin is not open: start the command with { stdin: true } to write to it, and do not write after closeStdin().",
+          });
         await state.call("write stdin", () => process.writeStdin(toBytes(data)));
       },
       async closeStdin() {

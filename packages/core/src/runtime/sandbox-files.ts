@@ -6,7 +6,15 @@ import type { FileReadOptions, SandboxFiles } from "../v1/sandbox.js";
 import { toBytes, toStream } from "./data-input.js";
 import { withinTime } from "./deadline.js";
 import { runFileCall } from "./file-call.js";
-import { boundedDownload, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS, DEFAULT_READ_LIMIT_BYTES, limitedStream, readWithLimit, requireLimit } from "./file-limits.js";
+import {
+  boundedDownload,
+  DEFAULT_DOWNLOAD_LIMIT_BYTES,
+  DEFAULT_FILE_TIMEOUT_MS,
+  DEFAULT_READ_LIMIT_BYTES,
+  limitedStream,
+  readWithLimit,
+  requireLimit,
+} from "./file-limits.js";
 import { throwIfAborted } from "./guard.js";
 import { redactError } from "./redaction.js";
 import type { SandboxState } from "./sandbox-state.js";
@@ -23,31 +31,58 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
   /** Builds the refusal of a too-large file, with the file's size when the backend can tell it (bounded). */
   function tooLargeFor(target: string, limitBytes: number, option: string, message?: (size: string) => string) {
     return async (seenBytes: number): Promise<FileTooLargeError> => {
-      const reported = await withinTime(driver.stat(target, {}), 5_000, () => new Error("stat did not answer")).then((entry) => entry.size, () => undefined);
+      const reported = await withinTime(driver.stat(target, {}), 5_000, () => new Error("stat did not answer")).then(
+        (entry) => entry.size,
+        () => undefined,
+      );
       const known = typeof reported === "number" && reported >= seenBytes;
       const sizeBytes = known ? reported : seenBytes;
-      return new FileTooLargeError({ backend, path: target, sizeBytes, atLeast: !known, limitBytes, option, message: message?.(`${known ? "" : "at least "}${sizeBytes} bytes`) });
+      return new FileTooLargeError({
+        backend,
+        path: target,
+        sizeBytes,
+        atLeast: !known,
+        limitBytes,
+        option,
+        message: message?.(`${known ? "" : "at least "}${sizeBytes} bytes`),
+      });
     };
   }
 
   /** The refusal of a download over its limit: names the size, the limit (and whether it is the default) and the option. */
   function downloadTooLarge(target: string, limitBytes: number, byDefault: boolean) {
     const limit = byDefault ? `the ${limitBytes}-byte default limit of files.download` : `the ${limitBytes}-byte limit`;
-    return tooLargeFor(target, limitBytes, "maxBytes", (size) => `Refused to download ${JSON.stringify(target)}: it is ${size}, over ${limit}; nothing was left on the host. Pass a larger { maxBytes } if you mean to copy it.`);
+    return tooLargeFor(
+      target,
+      limitBytes,
+      "maxBytes",
+      (size) =>
+        `Refused to download ${JSON.stringify(target)}: it is ${size}, over ${limit}; nothing was left on the host. Pass a larger { maxBytes } if you mean to copy it.`,
+    );
   }
 
   function read(path: string, options?: FileReadOptions & { format?: "text" }): Promise<string>;
   function read(path: string, options: FileReadOptions & { format: "bytes" }): Promise<Uint8Array>;
   function read(path: string, options: FileReadOptions & { format: "stream" }): Promise<ReadableStream<Uint8Array>>;
-  async function read(given: string, fileOptions?: FileReadOptions & { format?: (typeof READ_FORMATS)[number] }): Promise<string | Uint8Array | ReadableStream<Uint8Array>> {
+  async function read(
+    given: string,
+    fileOptions?: FileReadOptions & { format?: (typeof READ_FORMATS)[number] },
+  ): Promise<string | Uint8Array | ReadableStream<Uint8Array>> {
     state.ensureOpen("read a file");
     const target = path(given);
     const format = fileOptions?.format ?? "text";
-    if (!READ_FORMATS.includes(format)) throw new InvalidArgumentError({ field: "options.format", backend, message: `Invalid options.format: expected "text", "bytes" or "stream", got ${JSON.stringify(format)}.` });
+    if (!READ_FORMATS.includes(format))
+      throw new InvalidArgumentError({
+        field: "options.format",
+        backend,
+        message: `Invalid options.format: expected "text", "bytes" or "stream", got ${JSON.stringify(format)}.`,
+      });
     const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
     if (format === "stream") {
       // The deadline covers opening the stream; the caller paces the transfer. The caller's signal still reaches the driver.
-      const stream = await runFileCall(state, "read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, () => driver.readFile(target, { signal: fileOptions?.signal }));
+      const stream = await runFileCall(state, "read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, () =>
+        driver.readFile(target, { signal: fileOptions?.signal }),
+      );
       return limitedStream(stream, maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
     }
     const limitBytes = maxBytes ?? DEFAULT_READ_LIMIT_BYTES;
@@ -67,7 +102,9 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       const bytes = typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : undefined;
       const stream = toStream(bytes ?? data, backend);
       const sizeBytes = bytes?.byteLength;
-      await runFileCall(state, "write a file", fileOptions, undefined, (signal, watchdog) => driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }));
+      await runFileCall(state, "write a file", fileOptions, undefined, (signal, watchdog) =>
+        driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }),
+      );
     },
     read,
     async list(given, fileOptions) {
@@ -94,8 +131,11 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
     async remove(given, fileOptions) {
       state.ensureOpen("remove a file");
       const target = path(given);
-      if (target === driver.workspace) throw new InvalidArgumentError({ field: "path", backend, message: "Refusing to remove the workspace itself; remove its entries instead." });
-      await runFileCall(state, "remove a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal }));
+      if (target === driver.workspace)
+        throw new InvalidArgumentError({ field: "path", backend, message: "Refusing to remove the workspace itself; remove its entries instead." });
+      await runFileCall(state, "remove a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) =>
+        driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal }),
+      );
     },
     async mkdir(given, fileOptions) {
       state.ensureOpen("make a directory");
@@ -113,9 +153,19 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       requireString(hostPath, "hostPath");
       const target = path(sandboxPath);
       const info = await hostStat(hostPath).catch(() => undefined);
-      if (!info?.isFile()) throw redactError(new InvalidArgumentError({ field: "hostPath", backend, message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.` }), secretValues);
+      if (!info?.isFile())
+        throw redactError(
+          new InvalidArgumentError({
+            field: "hostPath",
+            backend,
+            message: `Invalid hostPath: ${hostPath} is not a readable regular file on the host.`,
+          }),
+          secretValues,
+        );
       const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
-      await runFileCall(state, "upload a file", fileOptions, undefined, (signal, watchdog) => driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, { signal, sizeBytes: info.size }));
+      await runFileCall(state, "upload a file", fileOptions, undefined, (signal, watchdog) =>
+        driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, { signal, sizeBytes: info.size }),
+      );
     },
     async download(sandboxPath, hostPath, fileOptions) {
       state.ensureOpen("download a file");
@@ -126,7 +176,12 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       const tooLarge = downloadTooLarge(source, limitBytes, maxBytes === undefined);
       // A size the backend reports past the limit is refused before the host file is opened or touched (a sparse
       // file costs the sandbox nothing and the host its disk). The stream stays bounded too: a link, a file that grows.
-      const reported = await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(source, { signal })).then((entry) => (entry.type === "file" ? entry.size : undefined), () => undefined);
+      const reported = await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) =>
+        driver.stat(source, { signal }),
+      ).then(
+        (entry) => (entry.type === "file" ? entry.size : undefined),
+        () => undefined,
+      );
       if (reported !== undefined && reported > limitBytes) throw redactError(await tooLarge(reported), secretValues);
       await runFileCall(state, "download a file", fileOptions, undefined, async (signal, watchdog) => {
         const opened = await driver.readFile(source, { signal });

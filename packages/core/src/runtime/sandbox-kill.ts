@@ -18,11 +18,23 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
       state.closedAt ??= new Date().toISOString();
       state.killing = (async () => {
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
-        const destroying = state.call("kill the sandbox", () => driver.destroy()).catch((error: unknown) => {
-          if (state.lost || isSandboxNotFound(error)) return;
-          throw error;
-        });
-        await withinTime(destroying, destroyTimeoutMs, () => new TimeoutError({ backend, timeoutMs: destroyTimeoutMs, killed: false, message: `The ${backend} backend did not confirm within ${destroyTimeoutMs} ms that sandbox ${driver.id} was destroyed; it may keep running until its lifetime ends.` }));
+        const destroying = state
+          .call("kill the sandbox", () => driver.destroy())
+          .catch((error: unknown) => {
+            if (state.lost || isSandboxNotFound(error)) return;
+            throw error;
+          });
+        await withinTime(
+          destroying,
+          destroyTimeoutMs,
+          () =>
+            new TimeoutError({
+              backend,
+              timeoutMs: destroyTimeoutMs,
+              killed: false,
+              message: `The ${backend} backend did not confirm within ${destroyTimeoutMs} ms that sandbox ${driver.id} was destroyed; it may keep running until its lifetime ends.`,
+            }),
+        );
         await processKills;
       })();
     }

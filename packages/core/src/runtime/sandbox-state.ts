@@ -1,4 +1,11 @@
-import { CapabilityNotSupportedError, InvalidArgumentError, SandboxClosedError, SandboxNotFoundError, SbxError, TooManyProcessesError } from "../errors/index.js";
+import {
+  CapabilityNotSupportedError,
+  InvalidArgumentError,
+  SandboxClosedError,
+  SandboxNotFoundError,
+  SbxError,
+  TooManyProcessesError,
+} from "../errors/index.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
 import type { SpawnedProcess } from "../v1/provider.js";
@@ -44,7 +51,10 @@ export class SandboxState {
   /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
   private lostError: SbxError | undefined;
 
-  constructor(readonly driver: CompleteDriver, readonly context: SandboxContext) {
+  constructor(
+    readonly driver: CompleteDriver,
+    readonly context: SandboxContext,
+  ) {
     const { provider, options } = context;
     this.backend = provider.backend;
     this.capabilities = provider.capabilities;
@@ -81,7 +91,13 @@ export class SandboxState {
   /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
   ensureOpen(operation: string): void {
     const { driver, backend } = this;
-    if (this.lostError) throw new SandboxNotFoundError({ sandboxId: driver.id, backend, cause: this.lostError, message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.` });
+    if (this.lostError)
+      throw new SandboxNotFoundError({
+        sandboxId: driver.id,
+        backend,
+        cause: this.lostError,
+        message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.`,
+      });
     if (this.closedAt !== null) throw new SandboxClosedError({ sandboxId: driver.id, operation, backend });
   }
 
@@ -133,7 +149,12 @@ export class SandboxState {
 
   /** Resolves a caller's path; a refusal never carries a secret the path held (errors are redacted like every other). */
   workspacePath(path: unknown): string {
-    if (typeof path !== "string") throw new InvalidArgumentError({ field: "path", backend: this.backend, message: `Invalid path: expected a string relative to the workspace (or absolute inside it), got ${path === null ? "null" : typeof path}.` });
+    if (typeof path !== "string")
+      throw new InvalidArgumentError({
+        field: "path",
+        backend: this.backend,
+        message: `Invalid path: expected a string relative to the workspace (or absolute inside it), got ${path === null ? "null" : typeof path}.`,
+      });
     return this.redacting(() => resolveWorkspacePath(path, this.driver.workspace, this.backend));
   }
 }

@@ -18,7 +18,10 @@ export function validate<Schema extends z.ZodType>(schema: Schema, value: unknow
 /** Requires a non-empty string argument. */
 export function requireString(value: unknown, parameter: string): string {
   if (typeof value !== "string" || value.length === 0) {
-    throw new InvalidArgumentError({ field: parameter, message: `Invalid ${parameter}: expected a non-empty string, got ${value === null ? "null" : typeof value}.` });
+    throw new InvalidArgumentError({
+      field: parameter,
+      message: `Invalid ${parameter}: expected a non-empty string, got ${value === null ? "null" : typeof value}.`,
+    });
   }
   return value;
 }

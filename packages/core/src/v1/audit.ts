@@ -61,13 +61,15 @@ export const auditRecordSchema = z.object({
   createdAt: z.iso.datetime(),
   closedAt: z.iso.datetime().nullable(),
   isolating: z.boolean(),
-  policies: z.object({
-    network: policyRecordSchema,
-    limits: policyRecordSchema,
-    mounts: policyRecordSchema,
-    user: policyRecordSchema,
-    lifetime: policyRecordSchema,
-  }).catchall(policyRecordSchema),
+  policies: z
+    .object({
+      network: policyRecordSchema,
+      limits: policyRecordSchema,
+      mounts: policyRecordSchema,
+      user: policyRecordSchema,
+      lifetime: policyRecordSchema,
+    })
+    .catchall(policyRecordSchema),
   environment: z.object({ variables: z.array(z.string()), secrets: z.array(z.string()) }),
   notes: z.array(z.string()),
   credentials: z.array(credentialAuditEntrySchema).optional(),

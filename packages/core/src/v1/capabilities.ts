@@ -34,17 +34,19 @@ export type Capabilities = Readonly<Record<CapabilityName, boolean>> & {
 };
 
 /** zod schema every manifest must pass. */
-export const capabilitiesSchema = z.object({
-  STATEFUL_CODE: z.boolean(),
-  RICH_RESULTS: z.boolean(),
-  EGRESS_ALLOWLIST: z.boolean(),
-  BACKGROUND_COMMANDS: z.boolean(),
-  STDIN: z.boolean(),
-  HOST_MOUNTS: z.boolean(),
-  RECONNECT: z.boolean(),
-  RESOURCE_LIMITS: z.boolean(),
-  languages: z.array(z.string().min(1)).readonly(),
-}).strict();
+export const capabilitiesSchema = z
+  .object({
+    STATEFUL_CODE: z.boolean(),
+    RICH_RESULTS: z.boolean(),
+    EGRESS_ALLOWLIST: z.boolean(),
+    BACKGROUND_COMMANDS: z.boolean(),
+    STDIN: z.boolean(),
+    HOST_MOUNTS: z.boolean(),
+    RECONNECT: z.boolean(),
+    RESOURCE_LIMITS: z.boolean(),
+    languages: z.array(z.string().min(1)).readonly(),
+  })
+  .strict();
 
 /** `Capabilities` and its schema name the same fields (every capability name and `languages`). */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
@@ -64,7 +66,10 @@ export function defineCapabilities(declared: Partial<Record<CapabilityName, bool
  * Returns a copy of `base` with some capabilities turned off (never on). Used by the fake to simulate
  * a narrower backend, and by wrappers that hide features.
  */
-export function narrowCapabilities(base: Capabilities, narrowing: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] }): Capabilities {
+export function narrowCapabilities(
+  base: Capabilities,
+  narrowing: Partial<Record<CapabilityName, boolean>> & { languages?: readonly string[] },
+): Capabilities {
   const next: Parameters<typeof defineCapabilities>[0] = { ...base };
   for (const name of CAPABILITY_NAMES) {
     if (narrowing[name] === false) next[name] = false;

@@ -41,17 +41,19 @@ export interface CredentialRevokeRequest {
 /** What `issue` returns: the value, or the value with an expiry and a non-secret handle. */
 export const issuedCredentialSchema = z.union([
   z.string().min(1),
-  z.object({
-    /** The secret value exposed to the sandbox as an environment variable. */
-    value: z.string().min(1),
-    /** When the credential expires by itself, if it does. Recorded in the audit record. */
-    expiresAt: z.date().optional(),
-    /**
-     * A non-secret reference to the credential (a token id, a Vault accessor) that `revoke` can use. Written to
-     * the durable record, so it must not grant access by itself.
-     */
-    handle: z.string().min(1).max(1024).optional(),
-  }).strict(),
+  z
+    .object({
+      /** The secret value exposed to the sandbox as an environment variable. */
+      value: z.string().min(1),
+      /** When the credential expires by itself, if it does. Recorded in the audit record. */
+      expiresAt: z.date().optional(),
+      /**
+       * A non-secret reference to the credential (a token id, a Vault accessor) that `revoke` can use. Written to
+       * the durable record, so it must not grant access by itself.
+       */
+      handle: z.string().min(1).max(1024).optional(),
+    })
+    .strict(),
 ]);
 /** What `issue` returns. */
 export type IssuedCredential = z.input<typeof issuedCredentialSchema>;
@@ -77,33 +79,35 @@ export interface CredentialEvent {
 }
 
 /** The options of `credential()`. Validated with zod; see `CredentialSourceInput`. */
-export const credentialSourceSchema = z.object({
-  /**
-   * Stable name of this source, for example `"github-branch-token"`. Durable records name it, so a later process
-   * given the same source (same id) can revoke a crashed host's credentials.
-   */
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_' or '-'"),
-  /** Issues a credential for one sandbox, after the sandbox is created. Returns the value, or `{ value, expiresAt?, handle? }`. */
-  issue: functionSchema<(request: CredentialIssueRequest) => Promise<IssuedCredential> | IssuedCredential>(),
-  /** Revokes it. Called once when the sandbox ends; must be idempotent, because a crash between a revoke and its bookkeeping repeats it. */
-  revoke: functionSchema<(request: CredentialRevokeRequest) => Promise<void> | void>(),
-  /**
-   * Also write the value into the durable record (mode 0600), so a later process can pass it to `revoke` after a
-   * crash. Default false: only the handle and the sandbox id are stored. Set it only when revoking needs the value.
-   */
-  persistValue: z.boolean().default(false),
-  /**
-   * Time limit of each `issue` call and each `revoke` attempt, in milliseconds. Default 5000, so the default three
-   * attempts (with backoff) end within `kill()`'s own bound.
-   */
-  timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
-  /** Revoke attempts before the failure is reported and the record kept for a later retry. Default 3. */
-  revokeAttempts: z.number().int().min(1).max(10).default(3),
-  /** Delay before the second attempt, doubled for each further one. Default 250 ms. */
-  retryDelayMs: z.number().int().min(0).max(60_000).default(250),
-  /** Called for each credential event. Without it, a final revocation failure is also emitted as a process warning. */
-  onEvent: functionSchema<(event: CredentialEvent) => void>().optional(),
-}).strict();
+export const credentialSourceSchema = z
+  .object({
+    /**
+     * Stable name of this source, for example `"github-branch-token"`. Durable records name it, so a later process
+     * given the same source (same id) can revoke a crashed host's credentials.
+     */
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, "must be 1-128 letters, digits, '.', '_' or '-'"),
+    /** Issues a credential for one sandbox, after the sandbox is created. Returns the value, or `{ value, expiresAt?, handle? }`. */
+    issue: functionSchema<(request: CredentialIssueRequest) => Promise<IssuedCredential> | IssuedCredential>(),
+    /** Revokes it. Called once when the sandbox ends; must be idempotent, because a crash between a revoke and its bookkeeping repeats it. */
+    revoke: functionSchema<(request: CredentialRevokeRequest) => Promise<void> | void>(),
+    /**
+     * Also write the value into the durable record (mode 0600), so a later process can pass it to `revoke` after a
+     * crash. Default false: only the handle and the sandbox id are stored. Set it only when revoking needs the value.
+     */
+    persistValue: z.boolean().default(false),
+    /**
+     * Time limit of each `issue` call and each `revoke` attempt, in milliseconds. Default 5000, so the default three
+     * attempts (with backoff) end within `kill()`'s own bound.
+     */
+    timeoutMs: z.number().int().min(1).max(600_000).default(5_000),
+    /** Revoke attempts before the failure is reported and the record kept for a later retry. Default 3. */
+    revokeAttempts: z.number().int().min(1).max(10).default(3),
+    /** Delay before the second attempt, doubled for each further one. Default 250 ms. */
+    retryDelayMs: z.number().int().min(0).max(60_000).default(250),
+    /** Called for each credential event. Without it, a final revocation failure is also emitted as a process warning. */
+    onEvent: functionSchema<(event: CredentialEvent) => void>().optional(),
+  })
+  .strict();
 
 /** What `credential()` accepts. */
 export type CredentialSourceInput = z.input<typeof credentialSourceSchema>;

@@ -5,39 +5,57 @@ import type { RunCodeOptions, RunCommandOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
-export const networkPolicySchema = z.object({
-  /** `"deny"` (default) blocks all outbound traffic; `"allow"` permits it. */
-  egress: z.enum(["deny", "allow"]).default("deny"),
-  /**
-   * With `egress: "deny"`, hosts that remain reachable: host names (`"pypi.org"`), wildcard subdomains
-   * (`"*.pythonhosted.org"`), IP addresses or CIDR ranges. Needs the `EGRESS_ALLOWLIST` capability.
-   */
-  allow: z.array(z.string().min(1).max(253)).optional(),
-}).strict().superRefine((policy, context) => {
-  if (policy.egress === "allow" && policy.allow && policy.allow.length > 0) {
-    context.addIssue({ code: "custom", path: ["allow"], message: "an allowlist only makes sense with egress \"deny\"" });
-  }
-});
+export const networkPolicySchema = z
+  .object({
+    /** `"deny"` (default) blocks all outbound traffic; `"allow"` permits it. */
+    egress: z.enum(["deny", "allow"]).default("deny"),
+    /**
+     * With `egress: "deny"`, hosts that remain reachable: host names (`"pypi.org"`), wildcard subdomains
+     * (`"*.pythonhosted.org"`), IP addresses or CIDR ranges. Needs the `EGRESS_ALLOWLIST` capability.
+     */
+    allow: z.array(z.string().min(1).max(253)).optional(),
+  })
+  .strict()
+  .superRefine((policy, context) => {
+    if (policy.egress === "allow" && policy.allow && policy.allow.length > 0) {
+      context.addIssue({ code: "custom", path: ["allow"], message: 'an allowlist only makes sense with egress "deny"' });
+    }
+  });
 
 /** Resource limits. Needs the `RESOURCE_LIMITS` capability; refused, never ignored, where it is off. */
-export const limitsSchema = z.object({
-  /** CPU cores, fractional allowed (for example 0.5). */
-  cpus: z.number().positive().max(1024).optional(),
-  /** Memory in MiB, with no extra swap. */
-  memoryMiB: z.number().int().min(6).max(1024 * 1024).optional(),
-  /** Maximum number of processes. */
-  pids: z.number().int().min(8).max(1_000_000).optional(),
-}).strict();
+export const limitsSchema = z
+  .object({
+    /** CPU cores, fractional allowed (for example 0.5). */
+    cpus: z.number().positive().max(1024).optional(),
+    /** Memory in MiB, with no extra swap. */
+    memoryMiB: z
+      .number()
+      .int()
+      .min(6)
+      .max(1024 * 1024)
+      .optional(),
+    /** Maximum number of processes. */
+    pids: z.number().int().min(8).max(1_000_000).optional(),
+  })
+  .strict();
 
 /** A host folder made visible in the sandbox. Needs the `HOST_MOUNTS` capability. */
-export const mountSchema = z.object({
-  /** Absolute path on the host. */
-  hostPath: z.string().min(1).refine((value) => value.startsWith("/"), "must be an absolute host path"),
-  /** Absolute path inside the sandbox. */
-  sandboxPath: z.string().min(1).refine((value) => value.startsWith("/") && !value.split("/").includes(".."), "must be an absolute sandbox path without '..'"),
-  /** Mount read-only. Default false. */
-  readOnly: z.boolean().default(false),
-}).strict();
+export const mountSchema = z
+  .object({
+    /** Absolute path on the host. */
+    hostPath: z
+      .string()
+      .min(1)
+      .refine((value) => value.startsWith("/"), "must be an absolute host path"),
+    /** Absolute path inside the sandbox. */
+    sandboxPath: z
+      .string()
+      .min(1)
+      .refine((value) => value.startsWith("/") && !value.split("/").includes(".."), "must be an absolute sandbox path without '..'"),
+    /** Mount read-only. Default false. */
+    readOnly: z.boolean().default(false),
+  })
+  .strict();
 
 const callbackSchema = z.custom<(text: string) => void>((value) => value === undefined || typeof value === "function", "must be a function");
 const signalSchema = z.custom<AbortSignal>((value) => value === undefined || value instanceof AbortSignal, "must be an AbortSignal");
@@ -46,23 +64,30 @@ const environmentName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a 
 const environmentSchema = z.record(environmentName, z.string());
 
 /** Options for `createSandbox()`, validated before any backend is touched. */
-export const createSandboxOptionsSchema = z.object({
-  network: networkPolicySchema.default({ egress: "deny" }),
-  timeoutMs: z.number().int().min(1_000).max(7 * 24 * 3600 * 1000).default(600_000),
-  env: environmentSchema.default({}),
-  secrets: environmentSchema.default({}),
-  limits: limitsSchema.optional(),
-  // Optional in the resolved options too (adapters and tests build them by hand); core applies the default, 256.
-  maxLiveProcesses: z.number().int().min(1).max(100_000).optional(),
-  metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
-  mounts: z.array(mountSchema).default([]),
-  user: z.enum(["default", "root"]).default("default"),
-  allowFake: z.boolean().default(false),
-  settings: z.record(z.string(), z.unknown()).default({}),
-  backends: z.array(z.string()).min(1).optional(),
-  logger: z.custom<SandboxLogger>((value) => value === undefined || typeof value === "function", "must be a function (entry) => void").optional(),
-  signal: signalSchema.optional(),
-}).strict();
+export const createSandboxOptionsSchema = z
+  .object({
+    network: networkPolicySchema.default({ egress: "deny" }),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(7 * 24 * 3600 * 1000)
+      .default(600_000),
+    env: environmentSchema.default({}),
+    secrets: environmentSchema.default({}),
+    limits: limitsSchema.optional(),
+    // Optional in the resolved options too (adapters and tests build them by hand); core applies the default, 256.
+    maxLiveProcesses: z.number().int().min(1).max(100_000).optional(),
+    metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
+    mounts: z.array(mountSchema).default([]),
+    user: z.enum(["default", "root"]).default("default"),
+    allowFake: z.boolean().default(false),
+    settings: z.record(z.string(), z.unknown()).default({}),
+    backends: z.array(z.string()).min(1).optional(),
+    logger: z.custom<SandboxLogger>((value) => value === undefined || typeof value === "function", "must be a function (entry) => void").optional(),
+    signal: signalSchema.optional(),
+  })
+  .strict();
 
 /** Egress policy as the caller writes it. */
 export type NetworkPolicyInput = z.input<typeof networkPolicySchema>;
@@ -130,28 +155,32 @@ type CreateSandboxOptionsMatch = MatchesSchema<SchemaMatches<typeof createSandbo
 export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal" | "backends" | "logger">;
 
 /** Options for `commands.run()` and `commands.start()`. */
-export const runCommandOptionsSchema = z.object({
-  cwd: z.string().min(1).optional(),
-  env: environmentSchema.optional(),
-  stdin: z.union([z.string(), z.instanceof(Uint8Array), z.literal(true)]).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  outputLimitBytes: z.number().int().positive().optional(),
-  onStdout: callbackSchema.optional(),
-  onStderr: callbackSchema.optional(),
-  signal: signalSchema.optional(),
-}).strict();
+export const runCommandOptionsSchema = z
+  .object({
+    cwd: z.string().min(1).optional(),
+    env: environmentSchema.optional(),
+    stdin: z.union([z.string(), z.instanceof(Uint8Array), z.literal(true)]).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    outputLimitBytes: z.number().int().positive().optional(),
+    onStdout: callbackSchema.optional(),
+    onStderr: callbackSchema.optional(),
+    signal: signalSchema.optional(),
+  })
+  .strict();
 
 /** Options for `runCode()`. */
-export const runCodeOptionsSchema = z.object({
-  language: z.string().min(1).optional(),
-  contextId: z.string().min(1).optional(),
-  timeoutMs: z.number().int().positive().optional(),
-  outputLimitBytes: z.number().int().positive().optional(),
-  maxResults: z.number().int().nonnegative().optional(),
-  onStdout: callbackSchema.optional(),
-  onStderr: callbackSchema.optional(),
-  signal: signalSchema.optional(),
-}).strict();
+export const runCodeOptionsSchema = z
+  .object({
+    language: z.string().min(1).optional(),
+    contextId: z.string().min(1).optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    outputLimitBytes: z.number().int().positive().optional(),
+    maxResults: z.number().int().nonnegative().optional(),
+    onStdout: callbackSchema.optional(),
+    onStderr: callbackSchema.optional(),
+    signal: signalSchema.optional(),
+  })
+  .strict();
 
 /** `RunCommandOptions` (documented in sandbox.ts) and its schema describe the same fields: no cast bridges them. */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift

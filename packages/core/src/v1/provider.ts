@@ -62,7 +62,10 @@ export interface DriverAudit {
   /** Backend version as reported by the backend. */
   readonly backendVersion: string;
   /** Per-policy records. Must include `network`, `limits`, `mounts`, `user` and `lifetime`. */
-  readonly policies: { network: PolicyRecord; limits: PolicyRecord; mounts: PolicyRecord; user: PolicyRecord; lifetime: PolicyRecord } & Record<string, PolicyRecord>;
+  readonly policies: { network: PolicyRecord; limits: PolicyRecord; mounts: PolicyRecord; user: PolicyRecord; lifetime: PolicyRecord } & Record<
+    string,
+    PolicyRecord
+  >;
   /** Free-form notes, for example engine warnings. */
   readonly notes?: readonly string[];
 }
@@ -200,11 +203,15 @@ export interface SandboxDriverV1 {
   /** Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices, FIFOs, directories or symlinks out of bounds. */
   readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
   /** Writes a file from a stream, creating parent directories, replacing any existing file. */
-  writeFile(path: string, data: ReadableStream<Uint8Array>, options: {
-    signal?: AbortSignal;
-    /** The exact byte length of `data` when core knows it up front (strings, byte arrays, host uploads), so archive-based adapters can stream without spooling. */
-    sizeBytes?: number;
-  }): Promise<void>;
+  writeFile(
+    path: string,
+    data: ReadableStream<Uint8Array>,
+    options: {
+      signal?: AbortSignal;
+      /** The exact byte length of `data` when core knows it up front (strings, byte arrays, host uploads), so archive-based adapters can stream without spooling. */
+      sizeBytes?: number;
+    },
+  ): Promise<void>;
   /**
    * Lists one directory level, sorted by name (byte-wise). Optional: core's default runs a POSIX helper through
    * `spawn` (ADR 0020). Symbolic links are listed as links, never followed.

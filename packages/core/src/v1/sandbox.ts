@@ -204,7 +204,11 @@ export interface FileDownloadOptions extends FileOperationOptions {
 /** The sandbox's filesystem, confined to its workspace: paths are relative to the workspace or absolute inside it. */
 export interface SandboxFiles {
   /** Writes a file, creating parent folders. Data may be text, bytes, or a stream (bounded memory). */
-  write(path: string, data: string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, options?: FileOperationOptions): Promise<void>;
+  write(
+    path: string,
+    data: string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+    options?: FileOperationOptions,
+  ): Promise<void>;
   /** Reads a file as UTF-8 text (default), bytes, or a stream. Whole reads refuse files over `maxBytes` (default 64 MiB) with `FileTooLargeError`. */
   read(path: string, options?: FileReadOptions & { format?: "text" }): Promise<string>;
   read(path: string, options: FileReadOptions & { format: "bytes" }): Promise<Uint8Array>;

@@ -4,7 +4,17 @@ import { createSandboxFromDriver } from "../../src/adapter.ts";
 /** The backend name the agent tests over host processes use. */
 export const HOST_AGENT_BACKEND = "host-agent-test";
 
-const OPTIONS = { network: { egress: "deny" }, timeoutMs: 60_000, env: {}, secrets: {}, metadata: {}, mounts: [], user: "default", allowFake: false, settings: {} } as unknown as ResolvedCreateOptions;
+const OPTIONS = {
+  network: { egress: "deny" },
+  timeoutMs: 60_000,
+  env: {},
+  secrets: {},
+  metadata: {},
+  mounts: [],
+  user: "default",
+  allowFake: false,
+  settings: {},
+} as unknown as ResolvedCreateOptions;
 
 const provider: SandboxProviderV1 = {
   specificationVersion: "sbx-v1",

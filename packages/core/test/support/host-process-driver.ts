@@ -28,7 +28,11 @@ export function createHostProcessDriver(workspace: string): SandboxDriverV1 & { 
     },
     async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
       commands.push(request.command);
-      const child = spawnChild("sh", ["-c", request.command], { cwd: request.cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...request.env }, stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+      const child = spawnChild("sh", ["-c", request.command], {
+        cwd: request.cwd,
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...request.env },
+        stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+      });
       child.stdout!.on("data", (chunk: Buffer) => request.onStdout(new Uint8Array(chunk)));
       child.stderr!.on("data", (chunk: Buffer) => request.onStderr(new Uint8Array(chunk)));
       const exit = new Promise<{ exitCode: number }>((resolve, reject) => {

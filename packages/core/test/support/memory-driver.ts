@@ -76,7 +76,10 @@ export class MemoryDriver implements SandboxDriverV1 {
   /** Code run through the code channel, for assertions. */
   readonly codeRequests: CodeRequest[] = [];
 
-  constructor(private readonly driverOptions: MemoryDriverOptions = {}, createOptions?: ProviderCreateRequest["options"]) {
+  constructor(
+    private readonly driverOptions: MemoryDriverOptions = {},
+    createOptions?: ProviderCreateRequest["options"],
+  ) {
     this.id = driverOptions.id ?? "memory-1";
     const network = createOptions?.network ?? { egress: "deny" };
     this.audit = {
@@ -214,7 +217,9 @@ export class MemoryDriver implements SandboxDriverV1 {
 
   async list(path: string): Promise<FileEntry[]> {
     if (!this.directories.has(path)) throw new FileNotFoundError({ path, backend: "memory" });
-    const children = [...this.files.keys(), ...this.directories].filter((candidate) => candidate.startsWith(`${path}/`) && !candidate.slice(path.length + 1).includes("/"));
+    const children = [...this.files.keys(), ...this.directories].filter(
+      (candidate) => candidate.startsWith(`${path}/`) && !candidate.slice(path.length + 1).includes("/"),
+    );
     return children.map((child) => this.entry(child));
   }
 

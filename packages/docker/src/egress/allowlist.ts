@@ -6,7 +6,14 @@ import { specialPurposeRange } from "./special-purpose-addresses.js";
 export type AllowlistEntry =
   | { readonly kind: "host"; readonly host: string; readonly port: number | null; readonly text: string }
   | { readonly kind: "suffix"; readonly suffix: string; readonly port: number | null; readonly text: string }
-  | { readonly kind: "address"; readonly address: string; readonly prefix: number; readonly family: "ipv4" | "ipv6"; readonly port: number | null; readonly text: string };
+  | {
+      readonly kind: "address";
+      readonly address: string;
+      readonly prefix: number;
+      readonly family: "ipv4" | "ipv6";
+      readonly port: number | null;
+      readonly text: string;
+    };
 
 /** A compiled allowlist: the entries, the default ports, and a matcher. */
 export interface Allowlist {
@@ -35,7 +42,11 @@ export function isHostName(host: string): boolean {
 }
 
 function invalid(entry: string, why: string): InvalidArgumentError {
-  return new InvalidArgumentError({ field: "network.allow", backend: "docker", message: `Invalid network.allow entry ${JSON.stringify(entry)}: ${why}. Entries are exact hosts ("pypi.org"), wildcards ("*.pythonhosted.org"), IP addresses or CIDR ranges ("10.0.0.0/8"), each optionally with ":port" (IPv6 with a port in brackets: "[::1]:8443").` });
+  return new InvalidArgumentError({
+    field: "network.allow",
+    backend: "docker",
+    message: `Invalid network.allow entry ${JSON.stringify(entry)}: ${why}. Entries are exact hosts ("pypi.org"), wildcards ("*.pythonhosted.org"), IP addresses or CIDR ranges ("10.0.0.0/8"), each optionally with ":port" (IPv6 with a port in brackets: "[::1]:8443").`,
+  });
 }
 
 function parsePort(entry: string, text: string): number {
@@ -69,7 +80,7 @@ export function parseEntry(entry: string): AllowlistEntry {
   const host = normalizeHost(rest);
   if (host.startsWith("*.")) {
     const suffix = host.slice(2);
-    if (!isHostName(suffix) || !suffix.includes(".")) throw invalid(entry, "a wildcard needs a name with at least two labels after \"*.\"");
+    if (!isHostName(suffix) || !suffix.includes(".")) throw invalid(entry, 'a wildcard needs a name with at least two labels after "*."');
     return { kind: "suffix", suffix, port, text: entry };
   }
   if (!isHostName(host)) throw invalid(entry, "not a host name, wildcard, IP address or CIDR range");
@@ -85,7 +96,9 @@ export function compileAllowlist(entries: readonly string[], defaultPorts: reado
     list.addSubnet(entry.address, entry.prefix, entry.family);
     return list;
   };
-  const addressEntries = parsed.filter((entry): entry is AllowlistEntry & { kind: "address" } => entry.kind === "address").map((entry) => ({ entry, list: blockListOf(entry) }));
+  const addressEntries = parsed
+    .filter((entry): entry is AllowlistEntry & { kind: "address" } => entry.kind === "address")
+    .map((entry) => ({ entry, list: blockListOf(entry) }));
   const addressMatches = (list: BlockList, address: string) => {
     const family = isIP(address);
     return family !== 0 && list.check(address, family === 4 ? "ipv4" : "ipv6");
@@ -96,7 +109,11 @@ export function compileAllowlist(entries: readonly string[], defaultPorts: reado
     allows(requested, port) {
       const host = normalizeHost(requested);
       if (isIP(host) !== 0) return addressEntries.some(({ entry, list }) => portAllowed(entry, port) && addressMatches(list, host));
-      return parsed.some((entry) => portAllowed(entry, port) && ((entry.kind === "host" && entry.host === host) || (entry.kind === "suffix" && host.endsWith(`.${entry.suffix}`))));
+      return parsed.some(
+        (entry) =>
+          portAllowed(entry, port) &&
+          ((entry.kind === "host" && entry.host === host) || (entry.kind === "suffix" && host.endsWith(`.${entry.suffix}`))),
+      );
     },
     coversAddress(address) {
       return addressEntries.some(({ list }) => addressMatches(list, address));

@@ -6,7 +6,13 @@ import { FORWARDER_SOURCE } from "./forwarder-source.js";
 const FRAME_HEADER_BYTES = 9;
 const MAX_FRAME_BYTES = 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
-const enum FrameType { Ready = 0, Open = 1, Data = 2, End = 3, Reset = 4 }
+const enum FrameType {
+  Ready = 0,
+  Open = 1,
+  Data = 2,
+  End = 3,
+  Reset = 4,
+}
 
 /** A running forwarder: one exec, many streams. */
 export interface EgressChannel {
@@ -28,9 +34,26 @@ export interface EgressChannel {
  * socket) it hands each connection it accepts to `onConnection` as a Duplex over its exec stream. Nothing the forwarder sends can throw into the host:
  * a malformed frame ends the channel (egress is then lost, never widened).
  */
-export async function startEgressChannel(container: Docker.Container, options: { port: number; user: string; socket?: { path: string; probeToken: string }; onConnection: (stream: Duplex) => void; onExit: (reason: string) => void }): Promise<EgressChannel> {
+export async function startEgressChannel(
+  container: Docker.Container,
+  options: {
+    port: number;
+    user: string;
+    socket?: { path: string; probeToken: string };
+    onConnection: (stream: Duplex) => void;
+    onExit: (reason: string) => void;
+  },
+): Promise<EgressChannel> {
   const socketArguments = options.socket ? [options.socket.path, options.socket.probeToken] : [];
-  const exec = await container.exec({ Cmd: ["python3", "-I", "-u", "-c", FORWARDER_SOURCE, String(options.port), ...socketArguments], AttachStdin: true, AttachStdout: true, AttachStderr: true, Tty: false, User: options.user, Privileged: false });
+  const exec = await container.exec({
+    Cmd: ["python3", "-I", "-u", "-c", FORWARDER_SOURCE, String(options.port), ...socketArguments],
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+    User: options.user,
+    Privileged: false,
+  });
   const socket = (await exec.start({ hijack: true, stdin: true, Tty: false })) as Duplex & Readable;
   const streams = new Map<number, Duplex>();
   const pendingChunks: Buffer[] = [];
@@ -110,27 +133,30 @@ export async function startEgressChannel(container: Docker.Container, options: {
     else shutdown(`unknown frame type ${String(type)}`);
   };
 
-  const demuxer = new StreamDemuxer((chunk: Uint8Array) => {
-    // Chunks are kept in a list and joined only once a whole frame is there (no copy per chunk).
-    pendingChunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    pendingBytes += chunk.byteLength;
-    while (open && pendingBytes >= FRAME_HEADER_BYTES) {
-      if (pendingChunks[0]!.byteLength < FRAME_HEADER_BYTES) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
-      const first = pendingChunks[0]!;
-      const length = first.readUInt32BE(0);
-      if (length < 5 || length > MAX_FRAME_BYTES) return shutdown(`a frame of ${length} bytes`);
-      if (pendingBytes < 4 + length) return;
-      if (first.byteLength < 4 + length) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
-      const frame = pendingChunks[0]!;
-      onFrame(frame.readUInt32BE(4), frame.readUInt8(8), frame.subarray(FRAME_HEADER_BYTES, 4 + length));
-      const rest = frame.subarray(4 + length);
-      pendingBytes -= 4 + length;
-      if (rest.byteLength > 0) pendingChunks[0] = rest;
-      else pendingChunks.shift();
-    }
-  }, (chunk: Uint8Array) => {
-    stderrTail = (stderrTail + Buffer.from(chunk).toString("utf8")).slice(-2048);
-  });
+  const demuxer = new StreamDemuxer(
+    (chunk: Uint8Array) => {
+      // Chunks are kept in a list and joined only once a whole frame is there (no copy per chunk).
+      pendingChunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      pendingBytes += chunk.byteLength;
+      while (open && pendingBytes >= FRAME_HEADER_BYTES) {
+        if (pendingChunks[0]!.byteLength < FRAME_HEADER_BYTES) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
+        const first = pendingChunks[0]!;
+        const length = first.readUInt32BE(0);
+        if (length < 5 || length > MAX_FRAME_BYTES) return shutdown(`a frame of ${length} bytes`);
+        if (pendingBytes < 4 + length) return;
+        if (first.byteLength < 4 + length) pendingChunks.splice(0, pendingChunks.length, Buffer.concat(pendingChunks));
+        const frame = pendingChunks[0]!;
+        onFrame(frame.readUInt32BE(4), frame.readUInt8(8), frame.subarray(FRAME_HEADER_BYTES, 4 + length));
+        const rest = frame.subarray(4 + length);
+        pendingBytes -= 4 + length;
+        if (rest.byteLength > 0) pendingChunks[0] = rest;
+        else pendingChunks.shift();
+      }
+    },
+    (chunk: Uint8Array) => {
+      stderrTail = (stderrTail + Buffer.from(chunk).toString("utf8")).slice(-2048);
+    },
+  );
   socket.on("data", (chunk: Buffer) => {
     try {
       demuxer.push(chunk);

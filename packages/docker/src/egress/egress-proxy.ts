@@ -43,14 +43,22 @@ export interface EgressProxyPolicy {
 }
 
 class Refusal extends Error {
-  constructor(readonly status: number, readonly host: string, readonly port: number, readonly method: string, readonly reason: string) {
+  constructor(
+    readonly status: number,
+    readonly host: string,
+    readonly port: number,
+    readonly method: string,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }
 
 function answer(client: Duplex, status: number, text: string, body: string): void {
   const bytes = Buffer.from(`${body}\n`, "utf8");
-  client.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.byteLength}\r\nConnection: close\r\nX-Sbx-Egress: denied\r\n\r\n${bytes.toString("utf8")}`);
+  client.end(
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${bytes.byteLength}\r\nConnection: close\r\nX-Sbx-Egress: denied\r\n\r\n${bytes.toString("utf8")}`,
+  );
 }
 
 /** Reads the request head (up to the blank line), bounded in size and time. */
@@ -108,22 +116,27 @@ interface ParsedRequest {
 function checkHeadFraming(head: string, lines: readonly string[], method: string): void {
   if (/(?<!\r)\n/.test(head)) throw new Refusal(400, "", 0, method, "a bare LF in the request head (lines must end in CRLF)");
   if (/\r/.test(head.replaceAll("\r\n", ""))) throw new Refusal(400, "", 0, method, "a bare CR in the request head");
-  if (lines.slice(1).some((line) => line.startsWith(" ") || line.startsWith("\t"))) throw new Refusal(400, "", 0, method, "an obsolete folded header line (obs-fold)");
+  if (lines.slice(1).some((line) => line.startsWith(" ") || line.startsWith("\t")))
+    throw new Refusal(400, "", 0, method, "an obsolete folded header line (obs-fold)");
   // eslint-disable-next-line no-control-regex -- a control character in the request head is what is refused
   if (lines.some((line) => /[\x00-\x08\x0a-\x1f\x7f]/.test(line))) throw new Refusal(400, "", 0, method, "a control character in the request head");
 }
 
 /** How a plain request's body is framed, or a 400 when the headers make that ambiguous. */
 function bodyFramingOf(headers: readonly string[], method: string): BodyFraming {
-  const valuesOf = (name: string) => headers.filter((line) => line.toLowerCase().startsWith(`${name}:`)).map((line) => line.slice(name.length + 1).trim());
+  const valuesOf = (name: string) =>
+    headers.filter((line) => line.toLowerCase().startsWith(`${name}:`)).map((line) => line.slice(name.length + 1).trim());
   const lengths = valuesOf("content-length");
   const encodings = valuesOf("transfer-encoding");
-  if (lengths.length > 0 && encodings.length > 0) throw new Refusal(400, "", 0, method, "Content-Length and Transfer-Encoding together (ambiguous framing)");
+  if (lengths.length > 0 && encodings.length > 0)
+    throw new Refusal(400, "", 0, method, "Content-Length and Transfer-Encoding together (ambiguous framing)");
   if (lengths.length > 1) throw new Refusal(400, "", 0, method, "more than one Content-Length (ambiguous framing)");
-  if (encodings.length > 1 || (encodings.length === 1 && encodings[0]!.toLowerCase() !== "chunked")) throw new Refusal(400, "", 0, method, `Transfer-Encoding ${JSON.stringify(encodings.join(", "))} (only a single "chunked" is forwarded)`);
+  if (encodings.length > 1 || (encodings.length === 1 && encodings[0]!.toLowerCase() !== "chunked"))
+    throw new Refusal(400, "", 0, method, `Transfer-Encoding ${JSON.stringify(encodings.join(", "))} (only a single "chunked" is forwarded)`);
   if (encodings.length === 1) return { kind: "chunked" };
   if (lengths.length === 0) return { kind: "none" };
-  if (!/^\d{1,15}$/.test(lengths[0]!)) throw new Refusal(400, "", 0, method, `Content-Length ${JSON.stringify(lengths[0]!.slice(0, 40))} is not a number`);
+  if (!/^\d{1,15}$/.test(lengths[0]!))
+    throw new Refusal(400, "", 0, method, `Content-Length ${JSON.stringify(lengths[0]!.slice(0, 40))} is not a number`);
   const length = Number(lengths[0]);
   return length === 0 ? { kind: "none" } : { kind: "length", length };
 }
@@ -152,12 +165,19 @@ export function parseProxyRequest(head: string): ParsedRequest {
   if (hostHeaders.length > 1) throw new Refusal(400, authority.host, authority.port, method, "more than one Host header");
   if (hostHeaders.length === 1) {
     const header = splitAuthority(hostHeaders[0]!, 80);
-    if (!header || header.host !== authority.host || header.port !== authority.port) throw new Refusal(400, authority.host, authority.port, method, `the Host header ${JSON.stringify(hostHeaders[0])} differs from the URI's host`);
+    if (!header || header.host !== authority.host || header.port !== authority.port)
+      throw new Refusal(400, authority.host, authority.port, method, `the Host header ${JSON.stringify(hostHeaders[0])} differs from the URI's host`);
   }
   const kept = headers.filter((line) => !/^(connection|proxy-connection|proxy-authorization|keep-alive):/i.test(line));
   if (hostHeaders.length === 0) kept.push(`Host: ${uri[1]}`);
   const path = uri[2] || "/";
-  return { method, host: authority.host, port: authority.port, forwardHead: [`${method} ${path.startsWith("/") ? path : `/${path}`} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"), body };
+  return {
+    method,
+    host: authority.host,
+    port: authority.port,
+    forwardHead: [`${method} ${path.startsWith("/") ? path : `/${path}`} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"),
+    body,
+  };
 }
 
 /** Resolves the host itself (never the sandbox): a literal, the caller's mapping, or DNS, with the address checks. */
@@ -167,14 +187,32 @@ async function resolveChecked(request: ParsedRequest, policy: EgressProxyPolicy)
   if (mapped !== undefined) return mapped;
   let addresses: readonly string[];
   try {
-    addresses = policy.resolve ? await policy.resolve(request.host) : (await lookup(request.host, { all: true, verbatim: true })).map((entry) => entry.address);
+    addresses = policy.resolve
+      ? await policy.resolve(request.host)
+      : (await lookup(request.host, { all: true, verbatim: true })).map((entry) => entry.address);
   } catch (error) {
-    throw new Refusal(502, request.host, request.port, request.method, `the proxy could not resolve it (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`);
+    throw new Refusal(
+      502,
+      request.host,
+      request.port,
+      request.method,
+      `the proxy could not resolve it (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`,
+    );
   }
   // Judged at every connection: the host's interfaces are read now (an address added since create counts too).
-  const judged = addresses.map((address) => ({ address, refusal: policy.allowlist.coversAddress(address) ? undefined : (hostAddressRefusal(address) ?? specialPurposeRange(address)) }));
+  const judged = addresses.map((address) => ({
+    address,
+    refusal: policy.allowlist.coversAddress(address) ? undefined : (hostAddressRefusal(address) ?? specialPurposeRange(address)),
+  }));
   const usable = judged.filter((entry) => entry.refusal === undefined);
-  if (usable.length === 0) throw new Refusal(403, request.host, request.port, request.method, `it resolves only to non-public addresses (${judged.map((entry) => `${entry.address}: ${entry.refusal}`).join("; ") || "none"}), which need an IP/CIDR entry`);
+  if (usable.length === 0)
+    throw new Refusal(
+      403,
+      request.host,
+      request.port,
+      request.method,
+      `it resolves only to non-public addresses (${judged.map((entry) => `${entry.address}: ${entry.refusal}`).join("; ") || "none"}), which need an IP/CIDR entry`,
+    );
   return usable[0]!.address;
 }
 
@@ -202,7 +240,13 @@ function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest
   const reportAfter = (after: Buffer) => {
     if (reported || after.byteLength === 0) return;
     reported = true;
-    policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: "a second request on the connection was not forwarded (one request per connection; send it on a new one)", at: new Date().toISOString() });
+    policy.onDenied({
+      host: request.host,
+      port: request.port,
+      method: request.method,
+      reason: "a second request on the connection was not forwarded (one request per connection; send it on a new one)",
+      at: new Date().toISOString(),
+    });
   };
   const onData = (chunk: Buffer) => {
     if (framer.done) {
@@ -215,7 +259,13 @@ function forwardOneBody(client: Duplex, upstream: Socket, request: ParsedRequest
     } catch (error) {
       // Never thrown into the event loop: whatever went wrong, both sides end and the refusal is reported.
       const why = error instanceof BodyFramingError ? error.message : "the proxy could not frame it";
-      policy.onDenied({ host: request.host, port: request.port, method: request.method, reason: `the request body does not frame exactly (${why})`, at: new Date().toISOString() });
+      policy.onDenied({
+        host: request.host,
+        port: request.port,
+        method: request.method,
+        reason: `the request body does not frame exactly (${why})`,
+        at: new Date().toISOString(),
+      });
       upstream.destroy();
       client.destroy();
       return;
@@ -258,7 +308,13 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
       try {
         upstream = await dial(address, request.port, reads);
       } catch (error) {
-        throw new Refusal(502, request.host, request.port, request.method, `the connection to ${address}:${request.port} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        throw new Refusal(
+          502,
+          request.host,
+          request.port,
+          request.method,
+          `the connection to ${address}:${request.port} failed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        );
       }
       policy.onAllowed?.({ host: request.host, port: request.port, method: request.method, address });
       upstream.setNoDelay(true);
@@ -291,7 +347,12 @@ export function serveProxyConnection(client: Duplex, policy: EgressProxyPolicy):
       const target = refusal.host ? `${refusal.host}${refusal.port ? `:${refusal.port}` : ""}` : "the request";
       policy.onDenied({ host: refusal.host, port: refusal.port, method: refusal.method, reason: refusal.reason, at: new Date().toISOString() });
       if (!client.destroyed && !client.writableEnded) {
-        answer(client, refusal.status, refusal.status === 403 ? "Forbidden" : refusal.status === 502 ? "Bad Gateway" : "Bad Request", `sbx egress: ${target} refused: ${refusal.reason}.`);
+        answer(
+          client,
+          refusal.status,
+          refusal.status === 403 ? "Forbidden" : refusal.status === 502 ? "Bad Gateway" : "Bad Request",
+          `sbx egress: ${target} refused: ${refusal.reason}.`,
+        );
         setTimeout(() => client.destroy(), 1_000).unref();
       }
     }

@@ -130,7 +130,13 @@ export async function openEgressSocket(): Promise<EgressSocket> {
 
   return {
     directory,
-    mount: { Type: "bind", Source: directory, Target: SANDBOX_SOCKET_DIRECTORY, ReadOnly: true, BindOptions: { Propagation: "rprivate" } } as Docker.MountSettings,
+    mount: {
+      Type: "bind",
+      Source: directory,
+      Target: SANDBOX_SOCKET_DIRECTORY,
+      ReadOnly: true,
+      BindOptions: { Propagation: "rprivate" },
+    } as Docker.MountSettings,
     probeToken,
     probed: () => probed,
     serve(onConnection) {

@@ -10,12 +10,15 @@ import { openEgressSocket, type EgressSocket } from "./egress-socket.js";
  * a runtime without host Unix sockets (gVisor) is found by the probe at create instead.
  */
 export function socketTransportUnavailable(endpoint: EngineEndpoint, settings: ResolvedDockerSettings, commandUser: string): string | undefined {
-  if (settings.egressTransport === "exec") return "settings.egressTransport is \"exec\"";
-  if (endpoint.kind !== "socket") return `the engine is remote (tcp://${endpoint.host}:${endpoint.port}), so it cannot mount a directory of this host`;
-  if (process.platform !== "linux" || typeof process.getuid !== "function") return `the host is ${process.platform}, where the engine runs in a VM that cannot reach this host's Unix sockets`;
+  if (settings.egressTransport === "exec") return 'settings.egressTransport is "exec"';
+  if (endpoint.kind !== "socket")
+    return `the engine is remote (tcp://${endpoint.host}:${endpoint.port}), so it cannot mount a directory of this host`;
+  if (process.platform !== "linux" || typeof process.getuid !== "function")
+    return `the host is ${process.platform}, where the engine runs in a VM that cannot reach this host's Unix sockets`;
   // A root sandbox may reach the socket (and kill the forwarder) anyway: it meets the same proxy and allowlist.
   const commandUid = commandUser.split(":")[0];
-  if (commandUid !== "0" && String(process.getuid()) === commandUid) return `this process runs as uid ${process.getuid()}, the sandbox user's uid, which must not reach the socket directly`;
+  if (commandUid !== "0" && String(process.getuid()) === commandUid)
+    return `this process runs as uid ${process.getuid()}, the sandbox user's uid, which must not reach the socket directly`;
   return undefined;
 }
 
@@ -44,7 +47,12 @@ export interface EgressTransportPlan {
 }
 
 /** Decides the transport for a new allowlisted sandbox and, when a socket is offered, adds its mount to `config`. */
-export async function planEgressTransport(options: { endpoint: EngineEndpoint; settings: ResolvedDockerSettings; commandUser: string; config: Docker.ContainerCreateOptions }): Promise<EgressTransportPlan> {
+export async function planEgressTransport(options: {
+  endpoint: EngineEndpoint;
+  settings: ResolvedDockerSettings;
+  commandUser: string;
+  config: Docker.ContainerCreateOptions;
+}): Promise<EgressTransportPlan> {
   let unavailableReason = socketTransportUnavailable(options.endpoint, options.settings, options.commandUser);
   let socket = unavailableReason === undefined ? await openEgressSocket() : undefined;
   const hostConfig = options.config.HostConfig as Docker.HostConfig & { Mounts: Docker.MountSettings[] };

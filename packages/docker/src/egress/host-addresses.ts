@@ -4,7 +4,9 @@ import { networkInterfaces } from "node:os";
 import { mappedIpv4 } from "./special-purpose-addresses.js";
 
 /** The shape of `os.networkInterfaces()` the check reads (injectable for unit tests). */
-export type InterfaceReader = () => Readonly<Record<string, ReadonlyArray<{ readonly address: string; readonly family: string | number }> | undefined>>;
+export type InterfaceReader = () => Readonly<
+  Record<string, ReadonlyArray<{ readonly address: string; readonly family: string | number }> | undefined>
+>;
 
 /**
  * Every address this host answers on, by where it was found: `os.networkInterfaces()` (which leaves out interfaces
@@ -14,7 +16,8 @@ export type InterfaceReader = () => Readonly<Record<string, ReadonlyArray<{ read
  */
 export function readHostAddresses(): ReturnType<InterfaceReader> {
   const found: Record<string, Array<{ address: string; family: string }>> = {};
-  for (const [name, entries] of Object.entries(networkInterfaces())) found[name] = (entries ?? []).map((entry) => ({ address: entry.address, family: entry.family }));
+  for (const [name, entries] of Object.entries(networkInterfaces()))
+    found[name] = (entries ?? []).map((entry) => ({ address: entry.address, family: entry.family }));
   const local = readProc("/proc/net/fib_trie");
   if (local) {
     const addresses = new Set([...local.matchAll(/\|-- (\d+\.\d+\.\d+\.\d+)\n\s+\/32 host LOCAL/g)].map((match) => match[1]!));
@@ -56,7 +59,8 @@ export function hostAddressRefusal(address: string, readInterfaces: InterfaceRea
       if (ownFamily !== family) continue;
       const list = new BlockList();
       list.addAddress(own, ownFamily === 4 ? "ipv4" : "ipv6");
-      if (list.check(candidate, family === 4 ? "ipv4" : "ipv6")) return name.startsWith("the kernel") ? `an address of this host (${name})` : `an address bound on this host's interface ${name}`;
+      if (list.check(candidate, family === 4 ? "ipv4" : "ipv6"))
+        return name.startsWith("the kernel") ? `an address of this host (${name})` : `an address bound on this host's interface ${name}`;
     }
   }
   return undefined;

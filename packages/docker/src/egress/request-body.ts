@@ -2,10 +2,7 @@
  * How a plain-HTTP request's body is delimited, decided from its head (RFC 9112 §6.3), so the proxy forwards exactly
  * one request and nothing after it. Ambiguous framing is refused before anything is forwarded (see egress-proxy.ts).
  */
-export type BodyFraming =
-  | { readonly kind: "none" }
-  | { readonly kind: "length"; readonly length: number }
-  | { readonly kind: "chunked" };
+export type BodyFraming = { readonly kind: "none" } | { readonly kind: "length"; readonly length: number } | { readonly kind: "chunked" };
 
 /** Longest chunk-size line or trailer section the framer accepts (bytes). */
 const MAX_CHUNK_LINE_BYTES = 1024;

@@ -43,22 +43,50 @@ export interface TransportRecord {
 /** The proxy environment for the in-sandbox listener: upper and lower case, loopback excluded. */
 export function proxyEnvironment(port: number): Record<string, string> {
   const url = `http://127.0.0.1:${port}`;
-  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: "localhost,127.0.0.1,::1", no_proxy: "localhost,127.0.0.1,::1" };
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    NO_PROXY: "localhost,127.0.0.1,::1",
+    no_proxy: "localhost,127.0.0.1,::1",
+  };
 }
 
 /** The audit record of an allowlisted sandbox: requested, applied (normalised), and how it is enforced. */
-export function allowlistRecord(requested: readonly string[], allowlist: Allowlist, networkMode: string, hosts: Readonly<Record<string, string>>, transport: TransportRecord = { transport: "exec-stream" }, customResolver = false): PolicyRecord {
-  const otherwise = customResolver ? "settings.egressResolver, called in the sbx process (answers checked like DNS)" : "the host's DNS, from the sbx process";
-  const path = transport.transport === "unix-socket"
-    ? `Egress exists only through a forwarder (started by sbx, not as the sandbox user) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which joins each connection to the sbx host process's proxy over a Unix socket (${SANDBOX_SOCKET_PATH}, in a host directory private to this sandbox, mode 0700, bind-mounted read-only); HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`
-    : `Egress exists only through a forwarder (root, started by sbx) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which carries each connection over its Docker exec stream to a proxy in the sbx host process${transport.reason ? ` (the Unix-socket transport was not used: ${transport.reason})` : ""}; HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`;
+export function allowlistRecord(
+  requested: readonly string[],
+  allowlist: Allowlist,
+  networkMode: string,
+  hosts: Readonly<Record<string, string>>,
+  transport: TransportRecord = { transport: "exec-stream" },
+  customResolver = false,
+): PolicyRecord {
+  const otherwise = customResolver
+    ? "settings.egressResolver, called in the sbx process (answers checked like DNS)"
+    : "the host's DNS, from the sbx process";
+  const path =
+    transport.transport === "unix-socket"
+      ? `Egress exists only through a forwarder (started by sbx, not as the sandbox user) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which joins each connection to the sbx host process's proxy over a Unix socket (${SANDBOX_SOCKET_PATH}, in a host directory private to this sandbox, mode 0700, bind-mounted read-only); HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`
+      : `Egress exists only through a forwarder (root, started by sbx) listening on 127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox, which carries each connection over its Docker exec stream to a proxy in the sbx host process${transport.reason ? ` (the Unix-socket transport was not used: ${transport.reason})` : ""}; HTTP_PROXY/HTTPS_PROXY (both cases) point every command at it.`;
   return {
     requested: { egress: "deny", allow: [...requested] },
     applied: {
       egress: "deny",
       networkMode,
-      allow: allowlist.entries.map((entry) => ({ entry: entry.text, kind: entry.kind, match: entry.kind === "host" ? entry.host : entry.kind === "suffix" ? `*.${entry.suffix}` : `${entry.address}/${entry.prefix}`, ports: entry.port === null ? [...allowlist.defaultPorts] : [entry.port] })),
-      proxy: { listen: `127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox`, enforcedBy: "the sbx host process", transport: transport.transport, ...(transport.reason ? { transportFallbackReason: transport.reason } : {}), protocols: ["HTTP CONNECT (https and any TCP tunnel)", "plain HTTP with an absolute http:// URI"] },
+      allow: allowlist.entries.map((entry) => ({
+        entry: entry.text,
+        kind: entry.kind,
+        match: entry.kind === "host" ? entry.host : entry.kind === "suffix" ? `*.${entry.suffix}` : `${entry.address}/${entry.prefix}`,
+        ports: entry.port === null ? [...allowlist.defaultPorts] : [entry.port],
+      })),
+      proxy: {
+        listen: `127.0.0.1:${SANDBOX_PROXY_PORT} inside the sandbox`,
+        enforcedBy: "the sbx host process",
+        transport: transport.transport,
+        ...(transport.reason ? { transportFallbackReason: transport.reason } : {}),
+        protocols: ["HTTP CONNECT (https and any TCP tunnel)", "plain HTTP with an absolute http:// URI"],
+      },
       resolver: Object.keys(hosts).length > 0 ? { mapped: Object.keys(hosts).sort(), otherwise } : otherwise,
     },
     enforcement: [
@@ -80,7 +108,22 @@ export function allowlistRecord(requested: readonly string[], allowlist: Allowli
  * probe, connections go over the forwarder's exec stream (`unavailableReason` says why, for the audit). The same
  * proxy and allowlist serve both transports.
  */
-export async function startSandboxEgress(container: Docker.Container, options: { allow: readonly string[]; ports: readonly number[]; hosts: Readonly<Record<string, string>>; resolve?: (host: string) => Promise<readonly string[]>; networkMode: string; onDenied?: (denial: EgressDenial & { sandboxId: string }) => void; sandboxId: string; notes: string[]; socket?: EgressSocket; socketUser?: string; unavailableReason?: string }): Promise<SandboxEgress> {
+export async function startSandboxEgress(
+  container: Docker.Container,
+  options: {
+    allow: readonly string[];
+    ports: readonly number[];
+    hosts: Readonly<Record<string, string>>;
+    resolve?: (host: string) => Promise<readonly string[]>;
+    networkMode: string;
+    onDenied?: (denial: EgressDenial & { sandboxId: string }) => void;
+    sandboxId: string;
+    notes: string[];
+    socket?: EgressSocket;
+    socketUser?: string;
+    unavailableReason?: string;
+  },
+): Promise<SandboxEgress> {
   const allowlist = compileAllowlist(options.allow, options.ports);
   // The sandbox's live audit notes: denials are recorded there as they happen (core copies them per audit()).
   const notes = options.notes;
@@ -101,7 +144,14 @@ export async function startSandboxEgress(container: Docker.Container, options: {
       // A caller's callback never breaks the proxy.
     }
   };
-  const policy = { allowlist, hosts: options.hosts, resolve: options.resolve, onDenied, onAllowed: (request: { host: string; port: number; method: string; address: string }) => debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`) };
+  const policy = {
+    allowlist,
+    hosts: options.hosts,
+    resolve: options.resolve,
+    onDenied,
+    onAllowed: (request: { host: string; port: number; method: string; address: string }) =>
+      debugEgress(`sandbox ${options.sandboxId}: allowed ${request.method} ${request.host}:${request.port} via ${request.address}`),
+  };
   const socket = options.socket;
   socket?.serve((connection) => serveProxyConnection(connection, policy));
   let channel: EgressChannel | undefined;

@@ -12,7 +12,7 @@ interface SpecialRange {
  * no HTTP), plus multicast and the rest of 240/4. Checked in order: the first match names the refusal.
  */
 const IPV4_RANGES: readonly SpecialRange[] = [
-  { address: "0.0.0.0", prefix: 8, name: "\"this network\" (0.0.0.0/8, which dials the host itself)" },
+  { address: "0.0.0.0", prefix: 8, name: '"this network" (0.0.0.0/8, which dials the host itself)' },
   { address: "10.0.0.0", prefix: 8, name: "private (10.0.0.0/8)" },
   { address: "100.64.0.0", prefix: 10, name: "shared address space, CGNAT (100.64.0.0/10)" },
   { address: "127.0.0.0", prefix: 8, name: "loopback (127.0.0.0/8)" },
@@ -57,11 +57,12 @@ const IPV6_RANGES: readonly SpecialRange[] = [
   { address: "::", prefix: 8, name: "reserved, IPv4-compatible and IPv4-translated forms included (::/8)" },
 ];
 
-const compiled = (ranges: readonly SpecialRange[], family: "ipv4" | "ipv6") => ranges.map((range) => {
-  const list = new BlockList();
-  list.addSubnet(range.address, range.prefix, family);
-  return { range, list };
-});
+const compiled = (ranges: readonly SpecialRange[], family: "ipv4" | "ipv6") =>
+  ranges.map((range) => {
+    const list = new BlockList();
+    list.addSubnet(range.address, range.prefix, family);
+    return { range, list };
+  });
 
 const IPV4 = compiled(IPV4_RANGES, "ipv4");
 const IPV6 = compiled(IPV6_RANGES, "ipv6");
