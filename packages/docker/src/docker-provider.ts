@@ -121,8 +121,8 @@ function createContainerRaw(
         options: config,
         abortSignal: signal,
         statusCodes: { 200: true, 201: true, 400: "bad parameter", 404: "no such image", 409: "conflict", 500: "server error" },
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the engine's error, passed on unchanged to be mapped
       } as never,
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the engine's error, passed on unchanged to be mapped
       (error: unknown, data: unknown) => (error ? reject(error) : resolve(data as { Id: string; Warnings: string[] | null })),
     );
   });

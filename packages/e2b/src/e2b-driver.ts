@@ -159,12 +159,11 @@ export class E2BDriver implements SandboxDriverV1 {
     envdVersion: string,
   ): Promise<{ pid: number; exit: Promise<number> }> {
     const controller = new AbortController();
-    const iterator = client
-      .start(
-        { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
-        { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
-      )
-      [Symbol.asyncIterator]();
+    const started = client.start(
+      { process: { cmd: "/bin/bash", args: ["-l", "-c", inWorkingDirectory(request)], envs: { ...request.env } }, stdin: request.stdin },
+      { headers: startHeaders(envdVersion, this.options.user), signal: controller.signal },
+    );
+    const iterator = started[Symbol.asyncIterator]();
     let pid: number;
     const startTimer = this.options.requestTimeoutMs ? setTimeout(() => controller.abort(), this.options.requestTimeoutMs) : undefined;
     try {
