@@ -8,6 +8,15 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  */
 const SLOW_FILES: Readonly<Record<string, number>> = {
   "contract-tests/consumer-check.test.ts": 220,
+  "packages/docker/test/file-channel-attacks.test.ts": 200,
+  "bench/test/smoke.test.ts": 150,
+  "packages/docker/test/helper-output-limit.test.ts": 30,
+  "packages/docker/test/untagged-escape.test.ts": 25,
+  "packages/docker/test/many-processes.test.ts": 25,
+  "packages/docker/test/egress-host-addresses.test.ts": 20,
+  "packages/docker/test/sweep-volumes.test.ts": 20,
+  "packages/docker/test/root-lifetime.test.ts": 19,
+  "packages/docker/test/oom-attribution.test.ts": 16,
   "contract-tests/e2b.contract.test.ts": 186,
   "contract-tests/modal.contract.test.ts": 140,
   "contract-tests/docker.contract.test.ts": 121,
