@@ -137,7 +137,13 @@ describe('"auto" and the caller\'s settings (adr/0035)', () => {
           : { usable: false, reason: "no endpoint in settings", remedy: "Pass settings.endpoint.", isolating: true },
       });
       built.push({ settings, provider });
-      return { ...provider, isolating: true, create: provider.create.bind(provider), detect: provider.detect.bind(provider) };
+      return {
+        ...provider,
+        isolating: true,
+        settingsSchema: { shape: { endpoint: {} } },
+        create: provider.create.bind(provider),
+        detect: provider.detect.bind(provider),
+      };
     });
     built.length = 0;
     const sandbox = await createSandbox("auto", { backends: ["settings-auto"], settings: { endpoint: "http://127.0.0.1:1" } });
