@@ -78,7 +78,7 @@ function exampleTests(
     const sandbox = await createSandbox(provider, {
       ...createOptions,
       network: { egress: "allow" },
-      timeoutMs: 2_000,
+      timeoutMs: 8_000, // long enough for the two commands before it ends on a loaded machine (2 s was not, in CI)
       secrets: { SERVICE_TOKEN: tokenServiceCredential(service.hostUrl) },
     });
     try {

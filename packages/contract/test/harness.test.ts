@@ -19,7 +19,7 @@ const idleProvider: SandboxProviderV1 = {
 describe("the contract harness itself", () => {
   it("has unique, stable test ids", () => {
     expect(new Set(CONTRACT_TEST_IDS).size).toBe(CONTRACT_TEST_IDS.length);
-    for (const id of CONTRACT_TEST_IDS) expect(id).toMatch(/^[a-z-]+\.[a-z-]+$/);
+    for (const id of CONTRACT_TEST_IDS) expect(id).toMatch(/^[a-z-]+\.[a-z0-9-]+$/);
   });
 
   it("refuses skip entries without a reason or with an unknown id", () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   connectSandbox,
   createSandbox,
+  defineCapabilities,
   InvalidArgumentError,
   isSbxError,
   loadProvider,
@@ -136,7 +137,8 @@ describe("settings the provider does not name are refused (ADR 0029)", () => {
   });
 
   it("connectSandbox refuses an unknown key too", async () => {
-    const provider = createMemoryProvider({ connectable: true });
+    // RECONNECT with its `connect` (ADR 0035), so what is refused is the setting.
+    const provider = createMemoryProvider({ connectable: true, capabilities: defineCapabilities({ RECONNECT: true }) });
     await expectInvalidArgument(() => connectSandbox(provider, "sb-1", { settings: { anything: true } }), "settings.anything");
     expect(provider.drivers).toHaveLength(0);
   });

@@ -67,12 +67,13 @@ describe.skipIf(skipDockerTests)("control plane", () => {
 
   it("enforces the lifetime: the container is removed when the timeout passes", async () => {
     const { Sandbox } = await import("e2b");
-    const sandbox = await Sandbox.create({ ...emulator().connectionOptions, timeoutMs: 2_000 });
+    // Long enough that the report is read before the lifetime ends on a loaded machine (2 s was not, in CI).
+    const sandbox = await Sandbox.create({ ...emulator().connectionOptions, timeoutMs: 8_000 });
     const report = (await (await fetch(`${emulator().url}/_emulator/sandboxes/${sandbox.sandboxId}`)).json()) as { containerId: string };
     expect(report.containerId).toMatch(/^[0-9a-f]{64}$/);
     const container = await docker.getContainer(report.containerId).inspect();
     expect(container.Config.Labels["sbx.e2b-emulator"]).toBe("1");
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, 8_500));
     for (let attempt = 0; attempt < 40 && emulator().listSandboxIds().includes(sandbox.sandboxId); attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
