@@ -11,7 +11,6 @@ const SLOW_FILES: Readonly<Record<string, number>> = {
   "packages/docker/test/file-channel-attacks.test.ts": 200,
   "bench/test/smoke.test.ts": 150,
   "packages/docker/test/helper-output-limit.test.ts": 30,
-  "packages/docker/test/untagged-escape.test.ts": 25,
   "packages/docker/test/many-processes.test.ts": 25,
   "packages/docker/test/egress-host-addresses.test.ts": 20,
   "packages/docker/test/sweep-volumes.test.ts": 20,
