@@ -6,6 +6,7 @@
 export { createSandboxFromDriver, type SandboxContext } from "./runtime/create-sandbox-from-driver.js";
 export { resolveWorkspacePath, resolveWorkingDirectory } from "./runtime/paths.js";
 export { OutputCollector, TextChannel, DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
+export { ResultCollector, type ResultCaps } from "./runtime/execution-limits.js";
 export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-shot.js";
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 /** Validates a value against a zod schema and throws `InvalidArgumentError` naming the field, as core does for options. */
@@ -36,6 +37,7 @@ export {
 export * from "./posix/posix-file-scripts.js";
 export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } from "./posix/process-tree-kill.js";
 export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe, commandOutOfMemoryReport } from "./posix/out-of-memory-probe.js";
+export { commandExitOutcome, SIGKILL_EXIT_CODE, LOST_SANDBOX_CHECKS, type CommandExitFacts, type CommandExit } from "./posix/command-exit-outcome.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
 export { processIsAlive } from "./runtime/credential-store.js";

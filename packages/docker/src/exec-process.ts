@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
 import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
+import { COMMAND_WRAPPER, commandExitOutcome, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { statusCodeOf } from "./docker-client.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
@@ -108,19 +108,16 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
       if (pollTimer) clearTimeout(pollTimer);
       try {
         const exitCode = await waitForExitCode(exec);
-        const counterGrew = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
-        // A grown counter says the OOM killer ended some process of the sandbox, not this one (adr/0030): unknown.
-        const outOfMemoryKilled = commandOutOfMemoryReport(counterGrew);
-        if (exitCode === 137 && counterGrew !== true && !killed) {
-          // A SIGKILL nobody in sbx sent may be the container ending under the command: that is a lost sandbox,
-          // not a result. The engine notices PID 1's death a moment after the exec's, so ask a few times.
-          for (let attempt = 0; attempt < 5; attempt++) {
-            const lost = await context.lostError();
-            if (lost) throw lost;
-            await delay(200);
-          }
-        }
-        resolve({ exitCode, outOfMemoryKilled });
+        // Core's one exit rule: a SIGKILL is checked for the OOM killer, and one nobody explains for a lost container.
+        const lostError = () => context.lostError();
+        resolve(
+          await commandExitOutcome({
+            exitCode,
+            killRequested: () => killed !== undefined,
+            outOfMemoryCounterGrew: context.checkOutOfMemory,
+            lostError,
+          }),
+        );
       } catch (error) {
         reject((await context.lostError(error).catch(() => undefined)) ?? error);
       }

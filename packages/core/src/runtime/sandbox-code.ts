@@ -5,12 +5,12 @@ import type { CodeRequest, DriverExecution } from "../v1/provider.js";
 import type { CodeContext, Execution, RunCodeOptions, Sandbox } from "../v1/sandbox.js";
 import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
 import { throwIfAborted } from "./guard.js";
-import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector } from "./output-collector.js";
+import { codeChannelOutput, oneShotOutput } from "./code-output.js";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./output-collector.js";
 import { runPythonOneShot } from "./python-one-shot.js";
 import { redactError, redactText } from "./redaction.js";
 import { RunDeadline, unverifiedStop, verifiedStop } from "./run-deadline.js";
 import type { SandboxState } from "./sandbox-state.js";
-import { TextOutputCollector } from "./text-output-collector.js";
 import { requireString, validate } from "./validate.js";
 
 /** `sandbox.runCode` and `sandbox.createCodeContext`: the backend's code channel, else core's one-shot Python. */
@@ -42,44 +42,24 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
     });
     const { guard } = deadline;
     const limit = codeOptions.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES;
-    const userStdout = codeOptions.onStdout ? guard.wrap("onStdout", codeOptions.onStdout) : undefined;
-    const userStderr = codeOptions.onStderr ? guard.wrap("onStderr", codeOptions.onStderr) : undefined;
-    // A code channel delivers text; the one-shot path delivers bytes, kept and counted exactly as for commands (so
-    // bytes past the cap are never even decoded unless a listener wants them).
-    const oneShot = !driver.runCode;
-    const stdoutBytes = new OutputCollector(limit);
-    const stderrBytes = new OutputCollector(limit);
-    if (userStdout) stdoutBytes.onText(userStdout);
-    if (userStderr) stderrBytes.onText(userStderr);
-    const stdoutText = new TextOutputCollector(limit);
-    const stderrText = new TextOutputCollector(limit);
-    const stdout = oneShot ? stdoutBytes : stdoutText;
-    const stderr = oneShot ? stderrBytes : stderrText;
+    const resultCaps = { maxResults: codeOptions.maxResults ?? DEFAULT_MAX_RESULTS, limitBytes: limit };
+    const output = driver.runCode ? codeChannelOutput(limit, guard, codeOptions) : oneShotOutput(limit, guard, codeOptions);
+    const { stdout, stderr } = output;
     const started = Date.now();
     const request: CodeRequest = {
       code,
       language,
       contextId: codeOptions.contextId,
-      env: oneShot ? state.spawnEnvironment : state.baseEnvironment,
+      env: driver.runCode ? state.baseEnvironment : state.spawnEnvironment,
       cwd: driver.workspace,
       signal: deadline.signal,
       // A caller streaming output sees all of it, as with commands; only then may the backend not cut at the limit.
       outputLimitBytes: codeOptions.onStdout || codeOptions.onStderr ? undefined : limit,
-      onStdout: guard.wrap("sbx", (text: string) => {
-        stdoutText.push(text);
-        userStdout?.(text);
-      }),
-      onStderr: guard.wrap("sbx", (text: string) => {
-        stderrText.push(text);
-        userStderr?.(text);
-      }),
-    };
-    const byteOutput = {
-      onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdoutBytes.push(chunk)),
-      onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderrBytes.push(chunk)),
+      resultCaps,
+      ...output.text,
     };
     try {
-      const running = state.call("run code", () => (driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, byteOutput)));
+      const running = state.call("run code", () => (driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, output.bytes)));
       running.catch(() => {});
       const outcome = await deadline.settle(running).catch((error: unknown) => {
         // After a stop, a driver that rejects with its own timeout/abort error has stopped the run; any other
@@ -98,14 +78,12 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
             ]);
         throw deadline.stoppedError(report, { stdout: stdout.text(), stderr: stderr.text() });
       }
-      stdoutBytes.finish();
-      stderrBytes.finish();
+      stdout.finish();
+      stderr.finish();
       guard.throwIfFailed();
       if (!outcome.settled) throw new Error("unreachable: the run settles unless it was stopped");
       const driverOutcome = outcome.value;
-      const results = capabilities.RICH_RESULTS
-        ? capResults(driverOutcome.results ?? [], { maxResults: codeOptions.maxResults ?? DEFAULT_MAX_RESULTS, limitBytes: limit })
-        : { results: null, truncated: false };
+      const results = capabilities.RICH_RESULTS ? capResults(driverOutcome.results ?? [], resultCaps) : { results: null, truncated: false };
       return {
         stdout: stdout.text(),
         stderr: stderr.text(),

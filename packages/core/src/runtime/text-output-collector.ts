@@ -29,6 +29,9 @@ export class TextOutputCollector {
     this.keptBytes += kept.byteLength;
   }
 
+  /** Nothing to flush: text arrives decoded (the counterpart of `OutputCollector.finish`). */
+  finish(): void {}
+
   /** The kept text. The parts are joined once and the joined text kept, so the kept output is held only once. */
   text(): string {
     if (this.parts.length === 1) return this.parts[0]!;

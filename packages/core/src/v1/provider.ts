@@ -148,6 +148,13 @@ export interface CodeRequest {
    * Absent when the caller streams output with `onStdout`/`onStderr`: the caller then sees what the backend sends.
    */
   readonly outputLimitBytes?: number;
+  /**
+   * The caps core applies to the run's rich results: `maxResults` (the caller's, default 100) and `limitBytes` (UTF-8
+   * bytes of every MIME value together: the caller's `outputLimitBytes`, default 16 MiB). A driver that collects results
+   * while the run goes on may keep no more than these and count the rest in `DriverExecution.droppedResults`, so a
+   * flood of results never grows its memory; core applies them to what the driver returns either way.
+   */
+  readonly resultCaps?: { readonly maxResults: number; readonly limitBytes: number };
 }
 
 /** What a driver's `runCode` returns; core adds stdout/stderr, caps and timing. */
