@@ -229,6 +229,43 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
     }
   });
 
+  it("keeps the caller's outputLimitBytes above 16 MiB: the agent applies the run's own limit, no default of its own", async () => {
+    const { sandbox } = shared;
+    const produced = 17 * 1024 * 1024;
+    const code = `import sys\nblock = "z" * 65536\nfor _ in range(${produced / 65536}):\n    sys.stdout.write(block)\n`;
+    const kept = await sandbox.runCode(code, { outputLimitBytes: 20 * 1024 * 1024 });
+    expect(kept.stdout.length).toBe(produced);
+    expect(kept.truncated.stdout).toBe(false);
+    // Streaming too: the caller sees all of it and keeps up to its limit.
+    let streamed = 0;
+    const streaming = await sandbox.runCode(code, { outputLimitBytes: 20 * 1024 * 1024, onStdout: (text) => (streamed += text.length) });
+    expect(streamed).toBe(produced);
+    expect(streaming.stdout.length).toBe(produced);
+    expect(streaming.totalBytes.stdout).toBe(produced);
+  });
+
+  it("keeps no more results than core's caps while the run goes on, and counts the rest as dropped", async () => {
+    const { sandbox, driver } = shared;
+    const execution = await sandbox.runCode("for i in range(300):\n    display(i)", { maxResults: 5 });
+    expect(execution.results?.map((result) => result.data["text/plain"])).toEqual(["0", "1", "2", "3", "4"]);
+    expect(execution.truncated.results).toBe(true);
+    const direct = await driver.runCode({
+      code: "for i in range(300):\n    display(i)",
+      language: "python",
+      env: {},
+      cwd: directory,
+      onStdout: () => {},
+      onStderr: () => {},
+      signal: new AbortController().signal,
+      resultCaps: { maxResults: 2, limitBytes: 1024 },
+    });
+    expect(direct.results).toEqual([
+      { isMainResult: false, data: { "text/plain": "0" } },
+      { isMainResult: false, data: { "text/plain": "1" } },
+    ]);
+    expect(direct.droppedResults).toBe(298);
+  });
+
   it("an unknown context id is an invalid argument, not a crash", async () => {
     const error = await caught(() => shared.sandbox.runCode("1", { contextId: "ctx-nope" }));
     expect(isSbxError(error, "SBX_INVALID_ARGUMENT")).toBe(true);
