@@ -36,6 +36,7 @@ import { runArgv, spawnCommand, type LiveExec } from "./exec-process.js";
 import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import { createKillBatcher } from "./kill-batch.js";
+import { verifyAfterTagKill } from "./untagged-process-check.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
@@ -221,7 +222,7 @@ function createDriver(
       timeoutMs: KILL_VERIFY_TIMEOUT_MS,
       exempt: [...agentProcesses],
       sweepUntagged,
-    });
+    }).then((tagged) => (tagged.verified ? verifyAfterTagKill(container, policy.user) : tagged));
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
