@@ -15,7 +15,8 @@ import { ENFORCEMENT_USER } from "./kill-process-tree.js";
 export const UNTAGGED_PROCESS_SCAN_SCRIPT = [
   "u=$1; g=$2",
   "for d in /proc/[0-9]*; do",
-  '  l=; read l 2>/dev/null <"$d/loginuid" || continue',
+  // (loginuid has no trailing newline: \`read\` returns non-zero though it read the value.)
+  '  l=; read l 2>/dev/null <"$d/loginuid"',
   '  [ "$l" = 4294967295 ] || continue',
   '  [ -O "$d/stat" ] && continue',
   "  U=; G=",
