@@ -36,7 +36,7 @@ import { runArgv, spawnCommand, type LiveExec } from "./exec-process.js";
 import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import { createKillBatcher } from "./kill-batch.js";
-import { verifyAfterTagKill } from "./untagged-process-check.js";
+import { agentProcessesOf, verifyAfterTagKill } from "./untagged-process-check.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
@@ -206,14 +206,16 @@ function createDriver(
   };
 
   const endSandbox = async (reason: string): Promise<never> => {
+    // The reason is recorded first: execs ending under the container kill must not record "ended out of band" (adr/0036).
+    const ended = markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
     // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
     await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
     await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
-    throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
+    throw ended;
   };
 
   /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
-  const agentProcesses = new Set<string>();
+  const agentProcesses = agentProcessesOf(id);
   const killTags = async (tags: readonly string[], sweepUntagged: boolean): Promise<void> => {
     if (lost) throw lost;
     const outcome = await killTaggedTree(container, {
@@ -222,7 +224,7 @@ function createDriver(
       timeoutMs: KILL_VERIFY_TIMEOUT_MS,
       exempt: [...agentProcesses],
       sweepUntagged,
-    }).then((tagged) => (tagged.verified ? verifyAfterTagKill(container, policy.user) : tagged));
+    }).then((tagged) => (tagged.verified ? verifyAfterTagKill(container, { commandUser: policy.user, agents: agentProcesses }) : tagged));
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;

@@ -3,22 +3,22 @@ import { runArgv } from "./exec-process.js";
 import { ENFORCEMENT_USER } from "./kill-process-tree.js";
 
 /**
- * Lists, as `pid:starttime` lines, every live process a command could have ptraced and made run its code outside its
- * audit tag (adr/0036): loginuid still **unset**, **dumpable** (its `/proc/<pid>/stat` is owned by the process's uid,
- * not by root, which is what the kernel shows for a non-dumpable task), and real, effective and saved uid and gid all
- * equal to the sandbox user's (the kernel's ptrace access check without CAP_SYS_PTRACE). sbx's own untagged processes
- * are outside that set for good (the file helper runs under its own gid, ADR 0031; the agent is non-dumpable, ADR
- * 0025) except in the moment between an `execve` and the tag write, which no credential can close: a process must be
- * dumpable to open its own `/proc/self/loginuid`. Runs as root, builtins only (no fork: works at the pids limit).
- * Arguments: $1 the sandbox user's uid, $2 its gid.
+ * Lists, as `pid:starttime` lines, every live process that may run a command's code outside its audit tag
+ * (adr/0036): loginuid still **unset**, and real, effective and saved uid and gid all equal to the sandbox user's
+ * (what the kernel's ptrace access check requires without CAP_SYS_PTRACE, and what a process made by a hijacked one
+ * keeps), except the `pid:starttime` entries in $3 (the announced sbx agents). Dumpable or not: a hijacked process can
+ * make itself non-dumpable. sbx's own untagged processes are outside the set (the file helper runs under its own gid,
+ * ADR 0031; the agent is exempt) except in the moment between an exec's start and its tag write, which no credential
+ * can close: a process must be dumpable to open its own `/proc/self/loginuid`. Runs as root, builtins only (no fork:
+ * works at the pids limit). Arguments: $1 the sandbox user's uid, $2 its gid, $3 exempt `pid:starttime`s
+ * (space-separated).
  */
 export const UNTAGGED_PROCESS_SCAN_SCRIPT = [
-  "u=$1; g=$2",
+  'u=$1; g=$2; x=" $3 "',
   "for d in /proc/[0-9]*; do",
-  // (loginuid has no trailing newline: \`read\` returns non-zero though it read the value.)
+  // (loginuid has no trailing newline: read returns non-zero though it read the value.)
   '  l=; read l 2>/dev/null <"$d/loginuid"',
   '  [ "$l" = 4294967295 ] || continue',
-  '  [ -O "$d/stat" ] && continue',
   "  U=; G=",
   '  while read k a b c r; do case "$k" in Uid:) U="$a $b $c";; Gid:) G="$a $b $c"; break;; esac; done 2>/dev/null <"$d/status"',
   '  [ "$U" = "$u $u $u" ] && [ "$G" = "$g $g $g" ] || continue',
@@ -26,6 +26,7 @@ export const UNTAGGED_PROCESS_SCAN_SCRIPT = [
   "  p=${d#/proc/}; set -- ${s##*) }",
   '  case "$1" in Z*|X*) continue;; esac',
   "  shift 19",
+  '  case "$x" in *" $p:$1 "*) continue;; esac',
   '  echo "$p:$1"',
   "done",
   "exit 0",
@@ -37,8 +38,12 @@ export type UntaggedCheckOutcome = { readonly verified: true } | { readonly veri
 const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
 /** One scan: the `pid:starttime` of each process in the set above; rejects when the scan itself fails. */
-export async function scanUntaggedSandboxProcesses(container: Docker.Container, options: { uid: string; gid: string }): Promise<string[]> {
-  const result = await runArgv(container, ["sh", "-c", UNTAGGED_PROCESS_SCAN_SCRIPT, "sbx-untagged-scan", options.uid, options.gid], {
+export async function scanUntaggedSandboxProcesses(
+  container: Docker.Container,
+  options: { uid: string; gid: string; exempt: readonly string[] },
+): Promise<string[]> {
+  const argv = ["sh", "-c", UNTAGGED_PROCESS_SCAN_SCRIPT, "sbx-untagged-scan", options.uid, options.gid, options.exempt.join(" ")];
+  const result = await runArgv(container, argv, {
     user: ENFORCEMENT_USER,
     maxOutputBytes: 1024 * 1024,
   });
@@ -51,28 +56,28 @@ export async function scanUntaggedSandboxProcesses(container: Docker.Container, 
 /**
  * After a command's verified tag kill: verifies that no process the command could have hijacked outside its tag is
  * alive (adr/0036). Processes found by the first scan may be sbx's own in the moment before their tag write (a command
- * starting, the agent's start-up); they are scanned again, with growing pauses, until none of them is still untagged,
- * dumpable and of the sandbox user. One still there after `timeoutMs` (a hijacked process, or one a command stopped
+ * starting, an agent not yet announced); they are scanned again, with growing pauses (the exempt agents read anew
+ * each time), until none of them is still in the set. One still there after `timeoutMs` (a hijacked process, or one a command stopped
  * in that moment) makes the outcome unverified: the caller ends the sandbox. Never throws.
  */
 export async function verifyNoUntaggedEscape(
   container: Docker.Container,
-  options: { uid: string; gid: string; timeoutMs: number },
+  options: { uid: string; gid: string; timeoutMs: number; exempt: () => readonly string[] },
 ): Promise<UntaggedCheckOutcome> {
   const started = Date.now();
   try {
-    const first = new Set(await scanUntaggedSandboxProcesses(container, options));
+    const first = new Set(await scanUntaggedSandboxProcesses(container, { ...options, exempt: options.exempt() }));
     let pause = 50;
     while (first.size > 0) {
       if (Date.now() - started > options.timeoutMs) {
         return {
           verified: false,
-          reason: `${first.size} untagged process(es) of the sandbox user that a command could have ptraced (${[...first].join(", ")}, pid:starttime) stayed alive for ${options.timeoutMs} ms after the command's kill`,
+          reason: `${first.size} untagged process(es) of the sandbox user that a command could have ptraced or made (${[...first].join(", ")}, pid:starttime) stayed alive for ${options.timeoutMs} ms after the command's kill`,
         };
       }
       await delay(pause);
       pause = Math.min(pause * 2, 1000);
-      const now = new Set(await scanUntaggedSandboxProcesses(container, options));
+      const now = new Set(await scanUntaggedSandboxProcesses(container, { ...options, exempt: options.exempt() }));
       for (const entry of first) if (!now.has(entry)) first.delete(entry);
     }
     return { verified: true };
@@ -85,11 +90,31 @@ export async function verifyNoUntaggedEscape(
 export const UNTAGGED_GRACE_MS = 5000;
 
 /**
- * The check after a verified tag kill, for a sandbox whose commands run as `commandUser` (`uid:gid`): verified at once
- * for root sandboxes (root's untagged processes are sbx's own enforcement, under another uid, ADR 0033).
+ * The check after a verified tag kill, for a sandbox whose commands run as `commandUser` (`uid:gid`), with the
+ * driver's running `agents` (`pid:starttime`) exempt: verified at once for root sandboxes (root's untagged processes
+ * are sbx's own enforcement, under another uid, ADR 0033).
  */
-export function verifyAfterTagKill(container: Docker.Container, commandUser: string): Promise<UntaggedCheckOutcome> {
-  const [uid = "", gid = uid] = commandUser.split(":");
+export function verifyAfterTagKill(
+  container: Docker.Container,
+  options: { commandUser: string; agents: ReadonlySet<string> },
+): Promise<UntaggedCheckOutcome> {
+  const [uid = "", gid = uid] = options.commandUser.split(":");
   if (uid === "0" || uid === "") return Promise.resolve({ verified: true });
-  return verifyNoUntaggedEscape(container, { uid, gid, timeoutMs: UNTAGGED_GRACE_MS });
+  return verifyNoUntaggedEscape(container, { uid, gid, timeoutMs: UNTAGGED_GRACE_MS, exempt: () => [...options.agents] });
+}
+
+const agentsByContainer = new Map<string, Set<string>>();
+
+/**
+ * The running sbx agents (`pid:starttime`) of one container, shared by every driver of this host process for that
+ * container (a driver from `connectSandbox` exempts the agent another driver started). An agent started by another
+ * host process is not known here: a kill through this process then finds it untagged and ends the sandbox (adr/0036).
+ */
+export function agentProcessesOf(containerId: string): Set<string> {
+  let agents = agentsByContainer.get(containerId);
+  if (!agents) {
+    agents = new Set();
+    agentsByContainer.set(containerId, agents);
+  }
+  return agents;
 }

@@ -91,7 +91,8 @@ describeWithDocker("a command that ptraces another process of the sandbox user (
       );
       console.log(`[ptrace-escape ${agentCommands}] kill: ${kill instanceof Error ? kill.message : kill}`);
       if (isSbxError(kill, "SBX_SANDBOX_NOT_FOUND")) {
-        // sbx could not verify and ended the sandbox: the other honest outcome. It is gone for real.
+        // sbx could not verify and ended the sandbox: the other honest outcome, which it must say. It is gone for real.
+        expect(kill.message).toMatch(/sbx ended it because .*untagged process/);
         await expect(sandbox.commands.run("true")).rejects.toMatchObject({ code: "SBX_SANDBOX_NOT_FOUND" });
         return;
       }
