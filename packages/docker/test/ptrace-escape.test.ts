@@ -17,7 +17,7 @@ const VICTIMS = 24;
 
 /** Waits for `condition`, polling, up to `limitMs` (generous: the machine may be loaded); false if it never held. */
 async function waitFor(condition: () => boolean, limitMs: number): Promise<boolean> {
-  for (const started = Date.now(); Date.now() - started < limitMs; ) {
+  for (const started = Date.now(); Date.now() - started < limitMs;) {
     if (condition()) return true;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -80,7 +80,9 @@ describeWithDocker("a command that ptraces another process of the sandbox user (
         "sbx's own untagged processes must refuse ptrace",
       ).toEqual([]);
       const hijacked = targets.filter((target) => target.result === "hijacked");
-      console.log(`[ptrace-escape ${agentCommands}] ${targets.length} untagged processes tried, ${hijacked.length} taken over in the moment before their tag`);
+      console.log(
+        `[ptrace-escape ${agentCommands}] ${targets.length} untagged processes tried, ${hijacked.length} taken over in the moment before their tag`,
+      );
       // Drain the held read first: the engine stalls every exec of a container while an exec whose output the host
       // holds back is killed (adr/0030), which would hide the kill's outcome. The helper was never ours: it completes.
       expect((await new Response(held).arrayBuffer()).byteLength).toBe(16 * 1024 * 1024);
@@ -89,7 +91,7 @@ describeWithDocker("a command that ptraces another process of the sandbox user (
         () => "verified" as const,
         (error: unknown) => error,
       );
-      console.log(`[ptrace-escape ${agentCommands}] kill: ${kill instanceof Error ? kill.message : kill}`);
+      console.log(`[ptrace-escape ${agentCommands}] kill: ${kill instanceof Error ? kill.message : String(kill)}`);
       if (isSbxError(kill, "SBX_SANDBOX_NOT_FOUND")) {
         // sbx could not verify and ended the sandbox: the other honest outcome, which it must say. It is gone for real.
         expect(kill.message).toMatch(/sbx ended it because .*untagged process/);
