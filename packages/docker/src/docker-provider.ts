@@ -166,8 +166,10 @@ function createDriver(
   const outOfMemory = createOutOfMemoryProbe(() => readOutOfMemoryCounters(container), oomBaseline);
   let destroyed: Promise<void> | undefined;
   let lost: SandboxNotFoundError | undefined;
+  /** Why sbx is ending the container, once it is (endSandbox). */
+  let endedBySbx: string | undefined;
   const markLost = (detail: string, cause?: unknown): SandboxNotFoundError => {
-    lost ??= sandboxLost(id, detail, cause);
+    lost ??= sandboxLost(id, endedBySbx ?? detail, cause);
     return lost;
   };
   // Host-side enforcement of the lifetime while this process lives (the in-container deadline is the other half).
@@ -206,12 +208,12 @@ function createDriver(
   };
 
   const endSandbox = async (reason: string): Promise<never> => {
-    // The reason is recorded first: execs ending under the container kill must not record "ended out of band" (adr/0036).
-    const ended = markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
+    // Execs that end under this kill and ask first must say that sbx ended it, not "ended out of band" (adr/0036).
+    endedBySbx = `sbx ended it because ${reason}, so the command's processes could not be verified gone`;
     // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
     await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
     await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
-    throw ended;
+    throw markLost(endedBySbx);
   };
 
   /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */

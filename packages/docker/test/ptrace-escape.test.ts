@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isSbxError, type CommandHandle } from "@sbx/core";
 import { expect, it } from "vitest";
-import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
+import { createTestSandbox, describeWithDocker, docker } from "./docker-test-environment.js";
 
 // adr/0036: a command's kill reports that nothing of the command is left (`kill()` resolving, `killed: true`) only
 // when that is so. The audit tag (ADR 0012) cannot follow code the command runs in *another* untagged process of the
@@ -102,6 +102,31 @@ describeWithDocker("a command that ptraces another process of the sandbox user (
       expect((await attacker.wait()).exitCode).toBe(137);
       const survivors = await sandbox.commands.run("grep -sla '4242[.]7' /proc/[0-9]*/cmdline || true");
       expect(survivors.stdout, "processes running the killed command's code after a verified kill").toBe("");
+    });
+  }
+
+  // What a hijack leaves, made deterministically behind the adapter's back (an exec the engine starts as the sandbox
+  // user, untagged like every exec): the check after the kill must find it whether or not it is dumpable.
+  for (const dumpable of [true, false]) {
+    it(`a kill ends the sandbox, and says so, when an untagged process of the sandbox user stays (${dumpable ? "dumpable" : "non-dumpable"})`, async () => {
+      await using sandbox = await createTestSandbox();
+      const program = `import ctypes, time\n${dumpable ? "" : "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"}time.sleep(600)`;
+      const stray = await docker
+        .getContainer(sandbox.id)
+        .exec({ Cmd: ["python3", "-c", program], User: "10001:10001", AttachStdout: false, AttachStderr: false });
+      await stray.start({ Detach: true });
+      let running = false;
+      for (const started = Date.now(); !running && Date.now() - started < 60_000;) {
+        running = (await sandbox.commands.run("grep -sl 'time[.]sleep(600)' /proc/[0-9]*/cmdline || true")).stdout.trim() !== "";
+      }
+      expect(running, "the stray process never started").toBe(true);
+      const command = await sandbox.commands.start("sleep 600");
+      const kill = await command.kill().then(
+        () => "verified" as const,
+        (error: unknown) => error,
+      );
+      expect(isSbxError(kill, "SBX_SANDBOX_NOT_FOUND"), `kill() must not claim a verified kill: ${String(kill)}`).toBe(true);
+      expect((kill as Error).message).toMatch(/sbx ended it because 1 untagged process/);
     });
   }
 });
