@@ -10,6 +10,7 @@ const SLOW_FILES: Readonly<Record<string, number>> = {
   "contract-tests/consumer-check.test.ts": 220,
   "packages/docker/test/file-channel-attacks.test.ts": 200,
   "bench/test/smoke.test.ts": 150,
+  "packages/docker/test/ptrace-escape.test.ts": 120,
   "packages/docker/test/helper-output-limit.test.ts": 30,
   "packages/docker/test/many-processes.test.ts": 25,
   "packages/docker/test/egress-host-addresses.test.ts": 20,

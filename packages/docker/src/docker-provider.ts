@@ -36,6 +36,7 @@ import { runArgv, spawnCommand, type LiveExec } from "./exec-process.js";
 import { AGENT_PROCESS_KILL_SCRIPT, spawnAgentProcess } from "./agent-launch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import { createKillBatcher } from "./kill-batch.js";
+import { agentProcessesOf, verifyAfterTagKill } from "./untagged-process-check.js";
 import { containerRunning, isContainerGoneError, sandboxLost, scrubHostPaths } from "./sandbox-lost.js";
 import { holdDeadManSwitch } from "./dead-man-switch.js";
 import { pullImage } from "./image-pull.js";
@@ -165,8 +166,10 @@ function createDriver(
   const outOfMemory = createOutOfMemoryProbe(() => readOutOfMemoryCounters(container), oomBaseline);
   let destroyed: Promise<void> | undefined;
   let lost: SandboxNotFoundError | undefined;
+  /** Why sbx is ending the container, once it is (endSandbox). */
+  let endedBySbx: string | undefined;
   const markLost = (detail: string, cause?: unknown): SandboxNotFoundError => {
-    lost ??= sandboxLost(id, detail, cause);
+    lost ??= sandboxLost(id, endedBySbx ?? detail, cause);
     return lost;
   };
   // Host-side enforcement of the lifetime while this process lives (the in-container deadline is the other half).
@@ -205,14 +208,16 @@ function createDriver(
   };
 
   const endSandbox = async (reason: string): Promise<never> => {
+    // Execs that end under this kill and ask first must say that sbx ended it, not "ended out of band" (adr/0036).
+    endedBySbx = `sbx ended it because ${reason}, so the command's processes could not be verified gone`;
     // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
     await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
     await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
-    throw markLost(`sbx ended it because ${reason}, so the command's processes could not be verified gone`);
+    throw markLost(endedBySbx);
   };
 
   /** The running agents (`pid:starttime`), which a command's kill leaves alive although they carry no tag (adr/0030). */
-  const agentProcesses = new Set<string>();
+  const agentProcesses = agentProcessesOf(id);
   const killTags = async (tags: readonly string[], sweepUntagged: boolean): Promise<void> => {
     if (lost) throw lost;
     const outcome = await killTaggedTree(container, {
@@ -221,7 +226,7 @@ function createDriver(
       timeoutMs: KILL_VERIFY_TIMEOUT_MS,
       exempt: [...agentProcesses],
       sweepUntagged,
-    });
+    }).then((tagged) => (tagged.verified ? verifyAfterTagKill(container, { commandUser: policy.user, agents: agentProcesses }) : tagged));
     if (outcome.verified) return;
     const gone = await lostError().catch(() => undefined);
     if (gone) throw gone;
