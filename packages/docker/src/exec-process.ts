@@ -3,7 +3,7 @@ import type { Duplex, Readable } from "node:stream";
 import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
-import { statusCodeOf } from "./docker-client.js";
+import { statusCodeOf } from "./map-docker-error.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Environment variable every process of one command inherits, so the kill can find double-forked children. */
