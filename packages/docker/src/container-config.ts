@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Mount, type ResolvedCreateOptions } from "@sbx/core";
 import type Docker from "dockerode";
 import { sandboxLabels, volumeLabels } from "./labels.js";
-import type { ResolvedDockerSettings } from "./settings.js";
+import type { ResolvedDockerSettings } from "./docker-settings.js";
 
 const MIB = 1024 * 1024;
 

@@ -1,20 +1,11 @@
-import type { Duplex, Readable } from "node:stream";
 import type Docker from "dockerode";
+import { startHelperExec, waitForExitCode } from "./helper-exec.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Bytes of file data held in host memory ahead of the reader before the exec's socket is paused. */
 const READ_AHEAD_BYTES = 1024 * 1024;
 /** Stderr kept from a file exec (for messages). */
 const STDERR_LIMIT_BYTES = 8192;
-
-async function exitCodeOf(exec: Docker.Exec): Promise<number> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const info = await exec.inspect();
-    if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return info.ExitCode;
-    await new Promise((resolve) => setTimeout(resolve, attempt < 10 ? 5 : 50));
-  }
-  throw new Error("the engine kept reporting the file operation as running after its output ended");
-}
 
 /** How an exec that produces a file's bytes began: either bytes are coming, or it ended first. */
 export type ExecReadStart =
@@ -31,16 +22,7 @@ export async function execRead(
   argv: readonly string[],
   options: { user: string; env?: readonly string[]; signal?: AbortSignal },
 ): Promise<ExecReadStart> {
-  const exec = await container.exec({
-    Cmd: [...argv],
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    User: options.user,
-    Env: options.env ? [...options.env] : undefined,
-    Privileged: false,
-  });
-  const socket = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
+  const { exec, stream: socket } = await startHelperExec(container, argv, { user: options.user, env: options.env });
   const pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let stderr = "";
@@ -79,7 +61,7 @@ export async function execRead(
     if (ended) return;
     ended = true;
     try {
-      const exitCode = await exitCodeOf(exec);
+      const exitCode = await waitForExitCode(exec);
       if (!sawOutput) {
         started?.({ kind: "ended", exitCode, stderr });
       } else if (exitCode !== 0) {
@@ -154,17 +136,7 @@ export async function execWrite(
   data: ReadableStream<Uint8Array>,
   options: { user: string; env?: readonly string[]; signal?: AbortSignal },
 ): Promise<{ exitCode: number; stderr: string }> {
-  const exec = await container.exec({
-    Cmd: [...argv],
-    AttachStdin: true,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    User: options.user,
-    Env: options.env ? [...options.env] : undefined,
-    Privileged: false,
-  });
-  const socket = (await exec.start({ hijack: true, stdin: true, Tty: false })) as Duplex;
+  const { exec, stream: socket } = await startHelperExec(container, argv, { user: options.user, env: options.env, stdin: true });
   let stderr = "";
   const demuxer = new StreamDemuxer(
     () => {},
@@ -214,5 +186,5 @@ export async function execWrite(
   if (closed) await reader.cancel().catch(() => {});
   await done;
   if (options.signal?.aborted) throw options.signal.reason ?? new Error("aborted");
-  return { exitCode: await exitCodeOf(exec), stderr };
+  return { exitCode: await waitForExitCode(exec), stderr };
 }

@@ -3,7 +3,8 @@ import type { Duplex, Readable } from "node:stream";
 import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
 import { COMMAND_WRAPPER, commandExitOutcome, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
-import { statusCodeOf } from "./docker-client.js";
+import { statusCodeOf } from "./map-docker-error.js";
+import { startHelperExec, waitForExitCode } from "./helper-exec.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Environment variable every process of one command inherits, so the kill can find double-forked children. */
@@ -21,15 +22,6 @@ const MAX_POLL_INTERVAL_MS = 5000;
 async function exitCodeOf(exec: Docker.Exec): Promise<{ running: boolean; exitCode: number | null }> {
   const info = await exec.inspect();
   return { running: info.Running, exitCode: info.ExitCode };
-}
-
-async function waitForExitCode(exec: Docker.Exec): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
-    const { running, exitCode } = await exitCodeOf(exec);
-    if (!running && exitCode !== null && exitCode !== undefined) return exitCode;
-    await delay(attempt < 10 ? 5 : 50);
-    if (attempt > 400) throw new Error("the engine kept reporting the command as running after its output ended");
-  }
 }
 
 /** What the driver passes to `spawnCommand`. */
@@ -224,17 +216,7 @@ export async function runArgv(
   argv: readonly string[],
   options: { user: string; cwd?: string; env?: readonly string[]; maxOutputBytes?: number },
 ): Promise<ArgvResult> {
-  const exec = await container.exec({
-    Cmd: [...argv],
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-    User: options.user,
-    WorkingDir: options.cwd,
-    Env: options.env ? [...options.env] : undefined,
-    Privileged: false,
-  });
-  const stream = (await exec.start({ hijack: false, stdin: false, Tty: false })) as Readable;
+  const { exec, stream } = await startHelperExec(container, argv, options);
   const limit = options.maxOutputBytes ?? HELPER_OUTPUT_LIMIT_BYTES;
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];

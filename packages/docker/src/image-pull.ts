@@ -1,7 +1,7 @@
 import { ProviderError } from "@sbx/core";
 import type Docker from "dockerode";
-import { engineMessage } from "./docker-client.js";
-import type { PullProgressEvent } from "./settings.js";
+import { engineMessage } from "./map-docker-error.js";
+import type { PullProgressEvent } from "./docker-settings.js";
 
 /**
  * Has the engine pull an image, forwarding every progress event. The pull happens host-side, by the engine,

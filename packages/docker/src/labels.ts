@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { policyLabelValue, type PolicyLabel } from "./policy-label.js";
 
 /** Label every sbx container and volume carries; the sweep only ever touches resources with it. */
 export const MANAGED_LABEL = "sbx.managed";
@@ -19,7 +20,7 @@ export const METADATA_LABEL_PREFIX = "sbx.metadata.";
 export function sandboxLabels(options: {
   session: string;
   expiresAt: Date;
-  policy: unknown;
+  policy: PolicyLabel;
   metadata: Record<string, string>;
 }): Record<string, string> {
   const labels: Record<string, string> = {
@@ -28,7 +29,7 @@ export function sandboxLabels(options: {
     [OWNER_HOST_LABEL]: hostname(),
     [SESSION_LABEL]: options.session,
     [EXPIRES_AT_LABEL]: options.expiresAt.toISOString(),
-    [POLICY_LABEL]: JSON.stringify(options.policy),
+    [POLICY_LABEL]: policyLabelValue(options.policy),
   };
   for (const [key, value] of Object.entries(options.metadata)) labels[METADATA_LABEL_PREFIX + key] = value;
   return labels;

@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import { createDockerClient } from "./docker-client.js";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, METADATA_LABEL_PREFIX, OWNER_HOST_LABEL, OWNER_PID_LABEL, SESSION_LABEL } from "./labels.js";
-import { parseDockerSettings, resolveEndpoint } from "./settings.js";
+import { parseDockerSettings, resolveEndpoint } from "./docker-settings.js";
 import { orphanReason } from "./sweep-orphans.js";
 
 /** One sbx sandbox container as `listSandboxes()` reports it. */

@@ -1,7 +1,10 @@
 import { PolicyNotEnforcedError, type DriverAudit } from "@sbx/core";
 import type Docker from "dockerode";
 import { capabilitiesAdded, containerUserFor, type RequestedPolicy } from "./container-config.js";
+import type { ResolvedDockerSettings } from "./docker-settings.js";
 import { SANDBOX_SOCKET_DIRECTORY } from "./egress/egress-socket.js";
+import { EXPIRES_AT_LABEL, POLICY_LABEL } from "./labels.js";
+import { readPolicyLabel } from "./policy-label.js";
 
 const MIB = 1024 * 1024;
 
@@ -54,6 +57,39 @@ export function findMismatches(policy: RequestedPolicy, inspect: Docker.Containe
   return mismatches;
 }
 
+/** The requested policy recorded in a container's labels (`connect`): fields an older label lacks take the settings' defaults. */
+export function policyFromContainer(inspect: Docker.ContainerInspectInfo, settings: ResolvedDockerSettings): RequestedPolicy {
+  const labels = inspect.Config.Labels ?? {};
+  const recorded = readPolicyLabel(labels[POLICY_LABEL]);
+  return {
+    image: inspect.Config.Image,
+    egress: recorded.egress ?? "deny",
+    networkMode: recorded.egress === "allow" ? (inspect.HostConfig.NetworkMode ?? settings.bridgeNetwork) : "none",
+    cpus: recorded.cpus ?? settings.defaultLimits.cpus,
+    memoryMiB: recorded.memoryMiB ?? settings.defaultLimits.memoryMiB,
+    pids: recorded.pids ?? settings.defaultLimits.pids,
+    user: recorded.commandUser ?? (recorded.user === "root" ? "0:0" : settings.user),
+    userKind: recorded.user ?? "default",
+    runtime: recorded.runtime ?? undefined,
+    lifetimeSeconds: recorded.lifetimeSeconds ?? 0,
+    expiresAt: labels[EXPIRES_AT_LABEL] ?? "",
+    workspace: inspect.Config.WorkingDir || settings.workspace,
+    workspaceSizeMiB: recorded.workspaceSizeMiB ?? settings.workspaceSizeMiB ?? 0,
+    tmpSizeMiB: recorded.tmpSizeMiB ?? settings.tmpSizeMiB,
+    endsWithHost: recorded.endsWithHost ?? false,
+    mounts: callerMounts(inspect),
+  };
+}
+
+/** The caller's bind mounts of a container (the allowlist's socket directory, adr/0027, is the network policy's, not a caller's). */
+function callerMounts(inspect: Docker.ContainerInspectInfo): Array<{ hostPath: string; sandboxPath: string; readOnly: boolean }> {
+  return inspect.Mounts.filter((mount) => mount.Type === "bind" && mount.Destination !== SANDBOX_SOCKET_DIRECTORY).map((mount) => ({
+    hostPath: mount.Source,
+    sandboxPath: mount.Destination,
+    readOnly: !mount.RW,
+  }));
+}
+
 /** The fail-closed error for mismatches or engine warnings. */
 export function policyNotEnforced(mismatches: readonly PolicyMismatch[], warnings: readonly string[]): PolicyNotEnforcedError {
   const first = mismatches[0];
@@ -89,12 +125,7 @@ export function auditFromInspect(
     appArmorActive ? `the AppArmor profile ${JSON.stringify(appArmorProfile)}` : undefined,
   ].filter((item): item is string => item !== undefined);
   const workspaceMount = inspect.Mounts.find((mount) => mount.Destination === policy.workspace);
-  // The allowlist's socket directory (adr/0027) is part of the network policy's record, not a caller's mount.
-  const bindMounts = inspect.Mounts.filter((mount) => mount.Type === "bind" && mount.Destination !== SANDBOX_SOCKET_DIRECTORY).map((mount) => ({
-    hostPath: mount.Source,
-    sandboxPath: mount.Destination,
-    readOnly: !mount.RW,
-  }));
+  const bindMounts = callerMounts(inspect);
   const runtime = (host.Runtime as string | undefined) || "runc";
   return {
     backendVersion: `Docker Engine ${engine.version} (API ${engine.apiVersion})`,

@@ -4,7 +4,7 @@ import type Docker from "dockerode";
 import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "./labels.js";
 import { createDockerClient } from "./docker-client.js";
 import { sweepEgressDirectories } from "./egress/egress-socket.js";
-import { parseDockerSettings, resolveEndpoint } from "./settings.js";
+import { parseDockerSettings, resolveEndpoint } from "./docker-settings.js";
 
 /** What a sweep removed. */
 export interface SweepResult {

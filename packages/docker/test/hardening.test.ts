@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandboxProvider, docker as dockerAlias, PROCESS_SESSION } from "../src/index.js";
 import { findMismatches, policyNotEnforced } from "../src/policy-readback.js";
 import { requestedPolicy } from "../src/container-config.js";
-import { parseDockerSettings } from "../src/settings.js";
+import { parseDockerSettings } from "../src/docker-settings.js";
 import { createTestSandbox, describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environment.js";
 import type { Sandbox } from "@sbx/core";
 

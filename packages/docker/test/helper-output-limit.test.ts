@@ -2,7 +2,7 @@ import { isSbxError } from "@sbx/core";
 import { expect, it } from "vitest";
 import { runArgv } from "../src/exec-process.js";
 import { dockerContainer, HELPER_OUTPUT_LIMIT_BYTES, HelperOutputTooLargeError } from "../src/index.js";
-import { sandboxFiles } from "../src/sandbox-files.js";
+import { fileHelperOperations } from "../src/file-helper.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
 /** 400 files with 200-byte names: a listing of about 80 KiB, over the 64 KiB limit these tests inject. */
@@ -22,7 +22,7 @@ print(len(os.listdir("/workspace/many")))'`,
     );
     expect(made.stdout.trim()).toBe(String(FILE_COUNT));
     const container = dockerContainer(sandbox);
-    const limited = sandboxFiles(container, "10001:10001", "/workspace", { maxOutputBytes: LIMIT_BYTES });
+    const limited = fileHelperOperations(container, { user: "10001:10001", workspace: "/workspace", maxOutputBytes: LIMIT_BYTES });
     const failure = await limited.list("/workspace/many", {}).then(
       (entries) => ({ entries: entries.length }),
       (error: unknown) => error,

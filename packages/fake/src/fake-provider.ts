@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import {
-  defineCapabilities,
   narrowCapabilities,
   type BackendStatus,
   type Capabilities,
@@ -15,20 +14,11 @@ import {
 import { REDACTED, throwIfAborted } from "@sbx/core/adapter";
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
+import { FAKE_CAPABILITIES } from "./fake-capabilities.js";
 import { FakeDriver } from "./fake-driver.js";
 import { fakeSettingsSchema, resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
 import { FaultInjector } from "./fault-injector.js";
 import { sharedPythonInterpreters } from "./python-interpreters.js";
-
-/** The fake's full manifest. Must match the copy in @sbx/core's backend registry. */
-export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
-  STATEFUL_CODE: true,
-  EGRESS_ALLOWLIST: true,
-  BACKGROUND_COMMANDS: true,
-  STDIN: true,
-  HOST_MOUNTS: true,
-  languages: ["python"],
-});
 
 /** Said in every fake sandbox's audit notes. */
 export const NOT_A_SECURITY_BOUNDARY_NOTE =

@@ -1,4 +1,5 @@
-export { createSandboxProvider, fake, FAKE_CAPABILITIES, NOT_A_SECURITY_BOUNDARY_NOTE, type FakeSandboxProvider } from "./fake-provider.js";
+export { createSandboxProvider, fake, NOT_A_SECURITY_BOUNDARY_NOTE, type FakeSandboxProvider } from "./fake-provider.js";
+export { FAKE_CAPABILITIES } from "./fake-capabilities.js";
 export type {
   FakeSettings,
   CommandHandler,

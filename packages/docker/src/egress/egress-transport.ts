@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
-import { scrubHostPaths } from "../sandbox-lost.js";
-import type { EngineEndpoint, ResolvedDockerSettings } from "../settings.js";
+import { scrubHostPaths } from "../map-docker-error.js";
+import type { EngineEndpoint, ResolvedDockerSettings } from "../docker-settings.js";
 import { openEgressSocket, type EgressSocket } from "./egress-socket.js";
 
 /**

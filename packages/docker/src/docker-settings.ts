@@ -136,13 +136,38 @@ export type ResolvedDockerSettings = z.output<typeof dockerSettingsSchema>;
 
 /** Validates settings, turning the first issue into an `InvalidArgumentError` naming the field (`settings.<field>`). */
 export function parseDockerSettings(settings: unknown): ResolvedDockerSettings {
-  const parsed = dockerSettingsSchema.safeParse(settings ?? {});
+  return parseSettingsWith(dockerSettingsSchema, settings ?? {});
+}
+
+/** Parses with `schema` (the settings schema or a part of it), turning the first issue into an `InvalidArgumentError`. */
+function parseSettingsWith<Schema extends z.ZodType>(schema: Schema, settings: unknown): z.output<Schema> {
+  const parsed = schema.safeParse(settings);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const path = issue.path.map(String);
   if (issue.code === "unrecognized_keys") path.push(...(issue as { keys: string[] }).keys.slice(0, 1));
   const field = ["settings", ...path].join(".");
   throw new InvalidArgumentError({ field, backend: "docker", message: `Invalid ${field}: ${issue.message}.` });
+}
+
+/**
+ * The settings one sandbox runs with: the provider's (`provider.resolved`, parsed once when the provider was built from
+ * `provider.given`), refined by the sandbox's own `options.settings`. Core passes the caller's settings both to the
+ * provider's factory and to `create`, so only the keys whose values differ from what the provider was built with are
+ * parsed here: no value is validated twice. Throws `InvalidArgumentError` naming the field, like `parseDockerSettings`.
+ */
+export function refineDockerSettings(
+  provider: { readonly given: Readonly<Record<string, unknown>>; readonly resolved: ResolvedDockerSettings },
+  overrides: Readonly<Record<string, unknown>>,
+): ResolvedDockerSettings {
+  const changed = Object.keys(overrides).filter((key) => !Object.is(overrides[key], provider.given[key]));
+  if (changed.length === 0) return provider.resolved;
+  const known = changed.filter((key) => key in dockerSettingsSchema.shape);
+  // A key the schema does not name is refused by the full schema's strict parse, with its usual message.
+  if (known.length < changed.length) return parseDockerSettings({ ...provider.given, ...overrides });
+  const mask = Object.fromEntries(known.map((key) => [key, true] as const)) as Partial<Record<keyof ResolvedDockerSettings, true>>;
+  const refined = parseSettingsWith(dockerSettingsSchema.pick(mask), Object.fromEntries(known.map((key) => [key, overrides[key]])));
+  return { ...provider.resolved, ...refined };
 }
 
 /** Where the engine is: a unix socket or a TCP address. */

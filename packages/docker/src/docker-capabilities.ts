@@ -1,0 +1,21 @@
+import { defineCapabilities } from "@sbx/core";
+
+/**
+ * What the Docker adapter declares. Must equal core's copy in `backend-registry.ts` (a contract test checks).
+ * - STATEFUL_CODE, RICH_RESULTS: the sbx sandbox agent, started in the container with one long-lived exec.
+ * - EGRESS_ALLOWLIST: sbx's host-side allowlist proxy (adr/0021).
+ * - BACKGROUND_COMMANDS, STDIN, RECONNECT: execs, and `connect` to a labelled container.
+ * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
+ * - languages: python.
+ */
+export const DOCKER_CAPABILITIES = defineCapabilities({
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  EGRESS_ALLOWLIST: true,
+  BACKGROUND_COMMANDS: true,
+  STDIN: true,
+  HOST_MOUNTS: true,
+  RECONNECT: true,
+  RESOURCE_LIMITS: true,
+  languages: ["python"],
+});

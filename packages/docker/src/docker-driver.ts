@@ -1,0 +1,192 @@
+import type { DriverAudit, FileEntry, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "@sbx/core";
+import { newCommandTag, type AgentCommandEnforcement, type PosixFileOperations } from "@sbx/core/adapter";
+import type Docker from "dockerode";
+import { spawnAgentProcess } from "./agent-launch.js";
+import type { RequestedPolicy } from "./container-config.js";
+import { removeQuietly } from "./container-removal.js";
+import type { SandboxEgress } from "./egress/sandbox-egress.js";
+import { spawnCommand, type ExecContext, type LiveExec } from "./exec-process.js";
+import { checkNames, fileHelperOperations } from "./file-helper.js";
+import { KillEscalation } from "./kill-escalation.js";
+import { startLifetimeTimer, type LifetimeTimer } from "./lifetime-timer.js";
+import { createOutOfMemoryCheck } from "./out-of-memory-check.js";
+import { SandboxLoss, type SandboxProbeAnswer } from "./sandbox-lost.js";
+
+/** What a `DockerDriver` is built from: one running container whose policy was read back, and what the provider set up around it. */
+export interface DockerDriverOptions {
+  /** The sandbox's container (running, its policy verified). */
+  readonly container: Docker.Container;
+  /** The policy it was created with (or, after `connect`, read back from its labels). */
+  readonly policy: RequestedPolicy;
+  /** The audit record. */
+  readonly audit: DriverAudit;
+  /** The sandbox's OOM kill count when the driver was built: 0 for a new sandbox, the count read at `connect`, null if unknown. */
+  readonly outOfMemoryBaseline: number | null;
+  /** The dead-man's switch this process holds (the sandbox ends with it), released at `destroy`. Default none (`connect`). */
+  readonly deadManSwitch?: { release(): void };
+  /** The allowlist proxy of an allowlisted sandbox: its variables go beneath every command's; closed at `destroy`. Default none. */
+  readonly egress?: SandboxEgress;
+}
+
+/**
+ * One Docker sandbox as a driver: commands as execs (tagged, with verified kills that end the sandbox when they cannot
+ * be verified), files through core's file helper run as the sandbox's uid, a host-side lifetime timer, and the
+ * lost-sandbox rule (a container removed behind sbx's back is `SandboxNotFoundError` from every operation).
+ * The sbx sandbox agent (code runs, and commands while it runs) is attached by `withSandboxAgent`.
+ */
+export class DockerDriver implements SandboxDriverV1 {
+  /** The container id. */
+  readonly id: string;
+  /** The workspace path inside the container. */
+  readonly workspace: string;
+  /** What was applied and how it is enforced. */
+  readonly audit: DriverAudit;
+  /** The dockerode container, for `dockerContainer()`. */
+  readonly native: Docker.Container;
+
+  private readonly options: DockerDriverOptions;
+  private readonly loss: SandboxLoss;
+  private readonly kills: KillEscalation;
+  private readonly files: PosixFileOperations;
+  private readonly lifetime: LifetimeTimer;
+  /** Every command exec not yet settled: settled (exit 137) once the container is removed (adr/0030). */
+  private readonly liveExecs = new Set<LiveExec>();
+  private readonly execContext: ExecContext;
+  private destroyed: Promise<void> | undefined;
+
+  constructor(options: DockerDriverOptions) {
+    const { container, policy } = options;
+    this.options = options;
+    this.id = container.id;
+    this.workspace = policy.workspace;
+    this.audit = options.audit;
+    this.native = container;
+    this.loss = new SandboxLoss({ container, isDestroyed: () => this.destroyed !== undefined });
+    this.kills = new KillEscalation({ container, commandUser: policy.user, loss: this.loss });
+    this.files = fileHelperOperations(container, { user: policy.user, workspace: policy.workspace });
+    this.lifetime = startLifetimeTimer({
+      expiresAt: policy.expiresAt,
+      onExpiry: () => {
+        options.egress?.close();
+        void removeQuietly(container).catch(() => {});
+      },
+    });
+    this.execContext = {
+      container,
+      user: policy.user,
+      checkOutOfMemory: createOutOfMemoryCheck(container, options.outOfMemoryBaseline),
+      killVerified: this.kills.killVerified,
+      lostError: (cause) => this.loss.lostError(cause),
+      liveExecs: this.liveExecs,
+    };
+  }
+
+  /** Variables every command gets beneath its own: the egress proxy's on an allowlisted sandbox, else none. */
+  get baseEnvironment(): Readonly<Record<string, string>> | undefined {
+    return this.options.egress?.environment;
+  }
+
+  /**
+   * What commands through the sandbox agent are held to (adr/0025): the agent's own exec, the verified tag kill, the
+   * OOM report and the lost-sandbox rule, exactly as on the exec path.
+   */
+  get agentEnforcement(): AgentCommandEnforcement {
+    return {
+      spawnAgent: (request) => this.spawnAgent(request),
+      newTag: newCommandTag,
+      killTagged: this.kills.killVerified,
+      outOfMemoryKilled: this.execContext.checkOutOfMemory,
+      lostError: this.execContext.lostError,
+      environment: this.baseEnvironment,
+    };
+  }
+
+  /** Starts one command as its own exec (an allowlisted sandbox's proxy variables beneath the caller's). */
+  spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    return this.guard(() => spawnCommand(this.execContext, this.withBaseEnvironment(request)));
+  }
+
+  /** Starts the sbx sandbox agent's exec (agent-launch.ts): killed by its interpreters' tag, then by pid as root. */
+  spawnAgent(request: SpawnRequest): Promise<SpawnedProcess> {
+    const context = {
+      ...this.execContext,
+      killVerified: this.kills.killInterpreters,
+      killProcess: this.kills.killAgentProcess,
+      endSandbox: this.kills.endSandbox,
+      agentProcesses: this.kills.agentProcesses,
+    };
+    return this.guard(() => spawnAgentProcess(context, this.withBaseEnvironment(request)));
+  }
+
+  /** Streams a regular file's bytes. */
+  readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+    return this.guard(() => (checkNames(path), this.files.readFile(path, options)));
+  }
+
+  /** Writes a file from a stream (a temporary name renamed over the target). */
+  writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
+    return this.guard(() => (checkNames(path), this.files.writeFile(path, data, options)));
+  }
+
+  /** Lists one directory level. */
+  list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]> {
+    return this.guard(() => (checkNames(path), this.files.list(path, options)));
+  }
+
+  /** Describes an entry, not following a final symlink. */
+  stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
+    return this.guard(() => (checkNames(path), this.files.stat(path, options)));
+  }
+
+  /** Removes a file or link, or a directory when `recursive`. */
+  remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
+    return this.guard(() => (checkNames(path), this.files.remove(path, options)));
+  }
+
+  /** Creates a directory and its parents. */
+  mkdir(path: string, options: { signal?: AbortSignal }): Promise<void> {
+    return this.guard(() => (checkNames(path), this.files.mkdir(path, options)));
+  }
+
+  /** Renames (a final symlink at `to` is replaced, never followed). */
+  rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void> {
+    return this.guard(() => (checkNames(from, to), this.files.rename(from, to, options)));
+  }
+
+  /**
+   * Whether the sandbox still runs, from one bounded container inspect: `"gone"` for a removed or stopped container,
+   * `"unknown"` when the engine did not answer. Core asks it once after an ambiguous failure (issue 20).
+   */
+  probe(options: { signal?: AbortSignal } = {}): Promise<SandboxProbeAnswer> {
+    return this.loss.probe(options);
+  }
+
+  /** Removes the container (idempotent); every command still waiting for its exit then settles with 137. */
+  destroy(): Promise<void> {
+    this.lifetime.stop();
+    this.options.egress?.close();
+    this.destroyed ??= removeQuietly(this.native)
+      .then(() => {
+        // The container and every process in it are gone: no command's exit may stay pending (nor keep polling).
+        for (const live of [...this.liveExecs]) live.end();
+      })
+      .finally(() => this.options.deadManSwitch?.release());
+    return this.destroyed;
+  }
+
+  /** Runs one operation; a container that vanished underneath it becomes `SandboxNotFoundError`. */
+  private async guard<Result>(operation: () => Promise<Result>): Promise<Result> {
+    if (this.loss.error) throw this.loss.error;
+    try {
+      return await operation();
+    } catch (error) {
+      throw await this.loss.failure(error);
+    }
+  }
+
+  /** An allowlisted sandbox's request with the proxy variables beneath the caller's own (which win). */
+  private withBaseEnvironment(request: SpawnRequest): SpawnRequest {
+    const base = this.baseEnvironment;
+    return base ? { ...request, env: { ...base, ...request.env } } : request;
+  }
+}
