@@ -10,6 +10,7 @@ export { runPythonOneShot, PYTHON_ONE_SHOT_WRAPPER } from "./runtime/python-one-
 export { redactText, throwIfAborted } from "./runtime/guard.js";
 /** Validates a value against a zod schema and throws `InvalidArgumentError` naming the field, as core does for options. */
 export { validate } from "./runtime/validate.js";
+export { withinTime } from "./runtime/deadline.js";
 export { redactValue, secretForms, MIN_SECRET_LENGTH, REDACTED } from "./runtime/redaction.js";
 export { nativeHandleOf } from "./runtime/native-handle.js";
 export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
@@ -40,5 +41,14 @@ export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
 export { processIsAlive } from "./runtime/credential-store.js";
 export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./runtime/allowlist-host.js";
+export {
+  compileAllowlist,
+  parseAllowlistEntry,
+  normalizeHost,
+  type Allowlist,
+  type AllowlistEntry,
+  type AllowlistEntryOrigin,
+  type CompileAllowlistOptions,
+} from "./runtime/network-allowlist.js";
 export { CAPABILITY_METHOD_PAIRS, type CapabilityMethodPair } from "./v1/capability-methods.js";
 export { onlyStandardDescriptors, CLOSE_INHERITED_DESCRIPTORS_SCRIPT } from "./posix/standard-descriptors-only.js";

@@ -1,20 +1,12 @@
 import type { Duplex, Readable } from "node:stream";
 import type Docker from "dockerode";
+import { waitForExitCode } from "./exec-exit-code.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Bytes of file data held in host memory ahead of the reader before the exec's socket is paused. */
 const READ_AHEAD_BYTES = 1024 * 1024;
 /** Stderr kept from a file exec (for messages). */
 const STDERR_LIMIT_BYTES = 8192;
-
-async function exitCodeOf(exec: Docker.Exec): Promise<number> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const info = await exec.inspect();
-    if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return info.ExitCode;
-    await new Promise((resolve) => setTimeout(resolve, attempt < 10 ? 5 : 50));
-  }
-  throw new Error("the engine kept reporting the file operation as running after its output ended");
-}
 
 /** How an exec that produces a file's bytes began: either bytes are coming, or it ended first. */
 export type ExecReadStart =
@@ -79,7 +71,7 @@ export async function execRead(
     if (ended) return;
     ended = true;
     try {
-      const exitCode = await exitCodeOf(exec);
+      const exitCode = await waitForExitCode(exec, "the file operation");
       if (!sawOutput) {
         started?.({ kind: "ended", exitCode, stderr });
       } else if (exitCode !== 0) {
@@ -214,5 +206,5 @@ export async function execWrite(
   if (closed) await reader.cancel().catch(() => {});
   await done;
   if (options.signal?.aborted) throw options.signal.reason ?? new Error("aborted");
-  return { exitCode: await exitCodeOf(exec), stderr };
+  return { exitCode: await waitForExitCode(exec, "the file operation"), stderr };
 }

@@ -4,6 +4,7 @@ import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core
 import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { statusCodeOf } from "./docker-client.js";
+import { inspectExec, waitForExitCode } from "./exec-exit-code.js";
 import { StreamDemuxer } from "./stream-demuxer.js";
 
 /** Environment variable every process of one command inherits, so the kill can find double-forked children. */
@@ -16,21 +17,6 @@ const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
 
 /** Longest wait between two exec inspects of a running command (its exit is noticed at most this late when a background child holds its output open). */
 const MAX_POLL_INTERVAL_MS = 5000;
-
-/** Reads the exit code of a finished exec, retrying briefly while the engine still reports it running. */
-async function exitCodeOf(exec: Docker.Exec): Promise<{ running: boolean; exitCode: number | null }> {
-  const info = await exec.inspect();
-  return { running: info.Running, exitCode: info.ExitCode };
-}
-
-async function waitForExitCode(exec: Docker.Exec): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
-    const { running, exitCode } = await exitCodeOf(exec);
-    if (!running && exitCode !== null && exitCode !== undefined) return exitCode;
-    await delay(attempt < 10 ? 5 : 50);
-    if (attempt > 400) throw new Error("the engine kept reporting the command as running after its output ended");
-  }
-}
 
 /** What the driver passes to `spawnCommand`. */
 export interface ExecContext {
@@ -107,7 +93,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
       settled = true;
       if (pollTimer) clearTimeout(pollTimer);
       try {
-        const exitCode = await waitForExitCode(exec);
+        const exitCode = await waitForExitCode(exec, "the command");
         const counterGrew = exitCode === 137 ? await context.checkOutOfMemory().catch(() => null) : false;
         // A grown counter says the OOM killer ended some process of the sandbox, not this one (adr/0030): unknown.
         const outOfMemoryKilled = commandOutOfMemoryReport(counterGrew);
@@ -143,7 +129,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
     const poll = async () => {
       if (settled) return;
       try {
-        const { running } = await exitCodeOf(exec);
+        const { running } = await inspectExec(exec);
         if (!running && !settled) {
           await delay(50);
           stream.destroy();
@@ -256,7 +242,7 @@ export async function runArgv(
     stream.once("close", resolve);
     stream.once("error", reject);
   });
-  const exitCode = await waitForExitCode(exec);
+  const exitCode = await waitForExitCode(exec, "the command");
   if (exceeded)
     throw new HelperOutputTooLargeError({ limitBytes: limit, program: argv[0] === "sh" && argv[3] !== undefined ? argv[3] : (argv[0] ?? "") });
   return { exitCode, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr).toString("utf8") };

@@ -1,4 +1,4 @@
-import { PathError, type SandboxDriverV1 } from "@sbx/core";
+import type { SandboxDriverV1 } from "@sbx/core";
 import { helperEnvironment, posixFileOperationsOver, type PosixFileOperations } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { execRead, execWrite } from "./exec-file-io.js";
@@ -9,25 +9,6 @@ import { runArgv } from "./exec-process.js";
  * shares the helper's credentials. Files and folders the helper creates carry it as their group.
  */
 export const FILE_HELPER_GID = 2147483646;
-
-/** Longest single path segment Linux accepts (NAME_MAX), in bytes. */
-const NAME_MAX_BYTES = 255;
-
-/** Refuses names the kernel would refuse (a segment over 255 bytes), before anything reaches the sandbox. */
-function checkNames(...paths: string[]): void {
-  for (const path of paths) {
-    for (const segment of path.split("/")) {
-      if (Buffer.byteLength(segment) > NAME_MAX_BYTES) {
-        throw new PathError({
-          path: path.length > 80 ? `${path.slice(0, 80)}…` : path,
-          reason: "invalid",
-          backend: "docker",
-          message: `Refused path: the name ${JSON.stringify(segment.slice(0, 32) + "…")} is ${Buffer.byteLength(segment)} bytes long; Linux allows at most ${NAME_MAX_BYTES} bytes per name.`,
-        });
-      }
-    }
-  }
-}
 
 /**
  * The files half of the Docker driver: core's POSIX file operations and their policy (ADR 0020: every parent
@@ -64,13 +45,14 @@ export function sandboxFiles(
     },
     { backend: "docker" },
   );
+  // Names over 255 bytes (NAME_MAX) and paths over PATH_MAX are refused by core before a call reaches the driver.
   return {
-    readFile: (path, options) => (checkNames(path), operations.readFile(path, options)),
-    writeFile: (path, data, options) => (checkNames(path), operations.writeFile(path, data, options)),
-    list: (path, options) => (checkNames(path), operations.list(path, options)),
-    stat: (path, options) => (checkNames(path), operations.stat(path, options)),
-    remove: (path, options) => (checkNames(path), operations.remove(path, options)),
-    mkdir: (path, options) => (checkNames(path), operations.mkdir(path, options)),
-    rename: (from, to, options) => (checkNames(from, to), operations.rename(from, to, options)),
+    readFile: operations.readFile,
+    writeFile: operations.writeFile,
+    list: operations.list,
+    stat: operations.stat,
+    remove: operations.remove,
+    mkdir: operations.mkdir,
+    rename: operations.rename,
   };
 }

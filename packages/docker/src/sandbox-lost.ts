@@ -1,4 +1,5 @@
 import { SandboxNotFoundError, SbxError } from "@sbx/core";
+import { withinTime } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { engineMessage, statusCodeOf } from "./docker-client.js";
 
@@ -27,20 +28,14 @@ export function sandboxLost(sandboxId: string, detail: string, cause?: unknown):
 
 /** Asks the engine whether the container still runs; false when it is gone or stopped, undefined if the engine did not answer. */
 export async function containerRunning(container: Docker.Container, timeoutMs = 5000): Promise<boolean | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     // Bounded: the engine can hold a container's lock for long (an exec into a paused container never starts).
-    const inspect = await Promise.race([
-      container.inspect(),
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
-    ]);
+    const inspect = await withinTime(container.inspect(), timeoutMs, () => undefined);
     if (!inspect) return undefined;
     return inspect.State.Running === true;
   } catch (error) {
     if (statusCodeOf(error) === 404) return false;
     return undefined;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
