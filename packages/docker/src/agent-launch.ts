@@ -1,5 +1,4 @@
-import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
-import { newCommandTag, withinTime } from "@sbx/core/adapter";
+import { type SpawnedProcess, type SpawnRequest, newCommandTag, withinTime } from "@sbx/core/adapter";
 import { spawnCommand, type ExecContext } from "./exec-process.js";
 
 /**

@@ -5,14 +5,16 @@ import {
   RuntimeMissingError,
   SandboxNotFoundError,
   SbxError,
-  defineCapabilities,
   type BackendStatus,
+  type SandboxProviderV1,
+} from "@sbx/core";
+import {
+  defineCapabilities,
   type DriverAudit,
   type ProviderCreateRequest,
   type ResolvedCreateOptions,
   type SandboxDriverV1,
-  type SandboxProviderV1,
-} from "@sbx/core";
+} from "@sbx/core/adapter";
 import {
   createOutOfMemoryProbe,
   newCommandTag,

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Duplex, Readable } from "node:stream";
-import { ProviderError, type SpawnedProcess, type SpawnRequest } from "@sbx/core";
-import { COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
+import { ProviderError } from "@sbx/core";
+import { type SpawnedProcess, type SpawnRequest, COMMAND_WRAPPER, commandOutOfMemoryReport, newCommandTag } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { statusCodeOf } from "./docker-client.js";
 import { inspectExec, waitForExitCode } from "./exec-exit-code.js";

@@ -1,5 +1,4 @@
-import type { SandboxDriverV1 } from "@sbx/core";
-import { helperEnvironment, posixFileOperationsOver, type PosixFileOperations } from "@sbx/core/adapter";
+import { type SandboxDriverV1, helperEnvironment, posixFileOperationsOver, type PosixFileOperations } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { execRead, execWrite } from "./exec-file-io.js";
 import { runArgv } from "./exec-process.js";

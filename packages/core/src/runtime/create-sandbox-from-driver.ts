@@ -10,8 +10,6 @@ import { createSandboxKill } from "./sandbox-kill.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
 
-export type { SandboxContext } from "./sandbox-context.js";
-
 /**
  * Wraps an adapter's primitives into the full `Sandbox`: option validation, capability checks, closed-state
  * checks, timeouts that kill, output caps, path confinement, secret redaction and the audit record.
