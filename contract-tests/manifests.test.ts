@@ -1,7 +1,8 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { rm } from "node:fs/promises";
-import { capabilitiesSchema, checkProvider, createSandbox, firstPartyManifests, type SandboxProviderV1 } from "@sbx/core";
+import { capabilitiesSchema, checkProvider, createSandbox, type SandboxProviderV1 } from "@sbx/core";
+import { firstPartyManifests } from "@sbx/core/adapter";
 import { createSandboxProvider as createExampleAdapterProvider } from "@sbx/example-adapter";
 import { createExampleProvider as createFrozenShapeProvider } from "./fixtures/full-driver-adapter/example-provider.js";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,9 +14,9 @@ const adapters = {
   modal: () => import("@sbx/modal"),
 } as const;
 
-describe("first-party manifests known to core (adr/0006)", () => {
+describe("first-party manifests known to core (adr/0006, adr/0040: a table generated from the adapters)", () => {
   for (const manifest of firstPartyManifests()) {
-    it(`core's copy of the ${manifest.backend} manifest matches what @sbx/${manifest.backend} declares`, async () => {
+    it(`core's generated table entry for ${manifest.backend} matches what @sbx/${manifest.backend} declares (else rerun node scripts/generate-first-party-backends.mjs)`, async () => {
       const load = adapters[manifest.backend as keyof typeof adapters];
       expect(load, `no adapter wired for ${manifest.backend}`).toBeDefined();
       const module = (await load()) as {

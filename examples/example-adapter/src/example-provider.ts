@@ -4,17 +4,8 @@ import { mkdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import {
-  defineCapabilities,
-  PolicyNotEnforcedError,
-  SandboxNotFoundError,
-  type BackendStatus,
-  type NetworkPolicy,
-  type ResolvedCreateOptions,
-  type SandboxDriverV1,
-  type SandboxProviderV1,
-} from "@sbx/core";
-import { posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
+import { PolicyNotEnforcedError, SandboxNotFoundError, type BackendStatus, type NetworkPolicy, type SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities, type ResolvedCreateOptions, type SandboxDriverV1, posixFileOperations, withCodeAgent } from "@sbx/core/adapter";
 import { spawnInNamespace } from "./spawn-in-namespace.js";
 const run = promisify(execFile);
 

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
-import { onlyStandardDescriptors } from "@sbx/core/adapter";
+import { type SpawnedProcess, type SpawnRequest, onlyStandardDescriptors } from "@sbx/core/adapter";
 
 /**
  * Starts `sh -c command` in fresh Linux namespaces with `unshare`. `--pid --fork --kill-child --mount-proc`: the shell

@@ -1,5 +1,4 @@
 import {
-  backendsSupporting,
   capabilitiesSchema,
   createSandbox,
   isSbxError,
@@ -13,6 +12,7 @@ import {
   type SbxErrorCode,
   type SbxError,
 } from "@sbx/core";
+import { backendsSupporting } from "@sbx/core/adapter";
 import { describe, expect, it, type TestContext } from "vitest";
 import { CONTRACT_TEST_IDS, type ContractTestId } from "./test-ids.js";
 

@@ -1,4 +1,5 @@
-import { defineCapabilities, type SandboxProviderV1 } from "@sbx/core";
+import type { SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities } from "@sbx/core/adapter";
 import { describe, expect, it } from "vitest";
 import { CONTRACT_TEST_IDS } from "../src/test-ids.ts";
 import { createContractHarness, requiredBackends } from "../src/harness.ts";

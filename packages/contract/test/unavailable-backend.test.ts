@@ -1,4 +1,5 @@
-import { defineCapabilities, type SandboxProviderV1 } from "@sbx/core";
+import type { SandboxProviderV1 } from "@sbx/core";
+import { defineCapabilities } from "@sbx/core/adapter";
 import { describeSandboxContract } from "../src/index.ts";
 
 /**

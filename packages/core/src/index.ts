@@ -3,13 +3,26 @@
  * Helpers for adapter authors live on the `@sbx/core/adapter` subpath (see docs/writing-an-adapter.md).
  */
 export * from "./errors/index.js";
-export * from "./v1/capabilities.js";
-export * from "./v1/backend-registry.js";
-export * from "./v1/options.js";
+export { CAPABILITY_NAMES, capabilitiesSchema, type Capabilities, type CapabilityName } from "./v1/capabilities.js";
+export {
+  networkPolicySchema,
+  limitsSchema,
+  mountSchema,
+  createSandboxOptionsSchema,
+  runCommandOptionsSchema,
+  runCodeOptionsSchema,
+  type NetworkPolicyInput,
+  type NetworkPolicy,
+  type ResourceLimits,
+  type MountInput,
+  type Mount,
+  type CreateSandboxOptions,
+} from "./v1/options.js";
 export type * from "./v1/audit.js";
 export { auditRecordSchema } from "./v1/audit.js";
 export type * from "./v1/sandbox.js";
-export type * from "./v1/provider.js";
+/** What `createSandbox` accepts besides a target (a provider object) and what `detectBackends` reports. The driver types are on `@sbx/core/adapter`. */
+export type { SandboxProviderV1, BackendStatus } from "./v1/provider.js";
 export {
   createSandbox,
   connectSandbox,
@@ -28,6 +41,7 @@ export { DEBUG_ENVIRONMENT_VARIABLE } from "./runtime/backend-logging.js";
 export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
 export { truncateUtf8, type TruncateUtf8Options, type Utf8Prefix } from "./text/truncate-utf8.js";
 export * from "./v1/credentials.js";
+export { credential } from "./runtime/credential.js";
 export {
   revokeOrphanedCredentials,
   type RevokeOrphanedCredentialsOptions,
@@ -39,3 +53,11 @@ export { defaultStateDirectory } from "./runtime/credential-store.js";
 export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
 export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
 export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";
+export {
+  defineCapabilities,
+  type SandboxDriverV1,
+  type DriverAudit,
+  type SpawnRequest,
+  type SpawnedProcess,
+  type ResolvedCreateOptions,
+} from "./deprecated-root-exports.js";

@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import {
   connectSandbox,
   createSandbox,
-  defineCapabilities,
   InvalidArgumentError,
   isSbxError,
   loadProvider,
@@ -12,6 +11,7 @@ import {
   UnsupportedSpecificationError,
   checkProvider,
 } from "../src/index.ts";
+import { defineCapabilities } from "../src/adapter.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
 async function expectInvalidArgument(call: () => unknown, field: string): Promise<InvalidArgumentError> {

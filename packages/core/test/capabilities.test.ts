@@ -1,13 +1,7 @@
 import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
-import {
-  backendsSupporting,
-  CapabilityNotSupportedError,
-  connectSandbox,
-  createSandbox,
-  defineCapabilities,
-  registerProvider,
-} from "../src/index.ts";
+import { CapabilityNotSupportedError, connectSandbox, createSandbox, registerProvider } from "../src/index.ts";
+import { backendsSupporting, defineCapabilities } from "../src/adapter.ts";
 import { createMemoryProvider, MEMORY_CAPABILITIES } from "./support/memory-driver.ts";
 
 async function expectRefusal(call: () => unknown, capability: string, backend: string): Promise<CapabilityNotSupportedError> {

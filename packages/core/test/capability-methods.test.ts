@@ -7,12 +7,12 @@ import {
   CapabilityMethodMismatchError,
   connectSandbox,
   createSandbox,
-  defineCapabilities,
   isSbxError,
   registerProvider,
   UnsupportedSpecificationError,
 } from "../src/index.ts";
-import { CAPABILITY_METHOD_PAIRS } from "../src/adapter.ts";
+import { defineCapabilities } from "../src/adapter.ts";
+import { CAPABILITY_METHOD_PAIRS } from "../src/v1/capability-methods.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider, MEMORY_CAPABILITIES } from "./support/memory-driver.ts";
 

@@ -1,6 +1,7 @@
 import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
-import { AbortedError, createSandbox, defineCapabilities, InvalidArgumentError, PathError, ProviderError, TimeoutError } from "../src/index.ts";
+import { AbortedError, createSandbox, InvalidArgumentError, PathError, ProviderError, TimeoutError } from "../src/index.ts";
+import { defineCapabilities } from "../src/adapter.ts";
 import { createMemoryProvider, MEMORY_WORKSPACE } from "./support/memory-driver.ts";
 
 async function sandboxWith(options: Parameters<typeof createMemoryProvider>[0] = {}, createOptions: Parameters<typeof createSandbox>[1] = {}) {

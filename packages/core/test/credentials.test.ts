@@ -15,9 +15,8 @@ import {
   type CredentialEvent,
   type CredentialRevokeRequest,
   type CredentialSourceInput,
-  type SpawnRequest,
-  type SpawnedProcess,
 } from "../src/index.ts";
+import type { SpawnRequest, SpawnedProcess } from "../src/adapter.ts";
 import { processStartTime, recordFileName } from "../src/runtime/credential-store.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider, MemoryDriver } from "./support/memory-driver.ts";

@@ -2,8 +2,7 @@ import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxDriverV1, SpawnRequest } from "../src/index.ts";
-import { posixFileOperations } from "../src/adapter.ts";
+import { type SandboxDriverV1, type SpawnRequest, posixFileOperations } from "../src/adapter.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 
 describe("core's file helper needs python3 (ADR 0031)", () => {

@@ -6,19 +6,16 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { isSbxError, SandboxNotFoundError, type Sandbox, type SandboxProviderV1 } from "../src/index.ts";
 import {
   defineCapabilities,
-  isSbxError,
-  SandboxNotFoundError,
   type CodeRequest,
   type DriverExecution,
   type ResolvedCreateOptions,
-  type Sandbox,
-  type SandboxProviderV1,
   type SpawnedProcess,
   type SpawnRequest,
-} from "../src/index.ts";
-import { createSandboxFromDriver } from "../src/adapter.ts";
+  createSandboxFromDriver,
+} from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { MemoryDriver } from "./support/memory-driver.ts";
 

@@ -1,6 +1,7 @@
 import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
-import { createSandbox, defineCapabilities, ProviderError, SandboxClosedError, type Sandbox } from "../src/index.ts";
+import { createSandbox, ProviderError, SandboxClosedError, type Sandbox } from "../src/index.ts";
+import { defineCapabilities } from "../src/adapter.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 
 const everything = defineCapabilities({ STATEFUL_CODE: true, BACKGROUND_COMMANDS: true, STDIN: true, languages: ["python"] });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PathError } from "../src/index.ts";
-import { resolveWorkingDirectory, resolveWorkspacePath } from "../src/adapter.ts";
+import { resolveWorkingDirectory, resolveWorkspacePath } from "../src/runtime/paths.ts";
 
 const workspace = "/workspace";
 
@@ -47,7 +47,10 @@ describe("resolveWorkspacePath", () => {
   });
 
   it("accepts a path of exactly 4096 characters", () => {
-    expect(resolveWorkspacePath("a".repeat(4096), workspace)).toBe(`${workspace}/${"a".repeat(4096)}`);
+    // Names of at most 255 bytes each (a single 4096-byte name is refused by the NAME_MAX rule below).
+    const path = `${"a/".repeat(2047)}aa`;
+    expect(path.length).toBe(4096);
+    expect(resolveWorkspacePath(path, workspace)).toBe(`${workspace}/${path}`);
   });
 
   it.each([
@@ -72,6 +75,19 @@ describe("resolveWorkspacePath", () => {
     expect(resolveWorkspacePath("x", "/home/user")).toBe("/home/user/x");
     expect(() => resolveWorkspacePath("/home/userx", "/home/user")).toThrow(PathError);
     expect(resolveWorkspacePath("/etc/x", "/")).toBe("/etc/x");
+  });
+
+  it("accepts a 255-byte name and refuses a 256-byte one (NAME_MAX), counting the bytes a name stands for", () => {
+    expect(resolveWorkspacePath(`dir/${"x".repeat(255)}`, workspace)).toBe(`/workspace/dir/${"x".repeat(255)}`);
+    // 85 three-byte characters are 255 bytes; one more ASCII byte is 256.
+    expect(resolveWorkspacePath("\u20ac".repeat(85), workspace)).toBe(`/workspace/${"\u20ac".repeat(85)}`);
+    // Lone surrogates U+DC80-U+DCFF stand for one raw byte each (ADR 0031): 255 of them are 255 bytes.
+    expect(resolveWorkspacePath("\udcff".repeat(255), workspace)).toBe(`/workspace/${"\udcff".repeat(255)}`);
+    for (const path of [`${"x".repeat(256)}/file`, `a/${"\u20ac".repeat(85)}x`, "\udcff".repeat(256)]) {
+      const error = refusal(path);
+      expect(error.reason).toBe("invalid");
+      expect(error.message).toContain("256 bytes long");
+    }
   });
 });
 

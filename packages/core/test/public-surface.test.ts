@@ -7,13 +7,11 @@ import {
   autoBackendOrder,
   BackendUnavailableError,
   createSandbox,
-  defineCapabilities,
   InvalidArgumentError,
-  registerBackendManifest,
   registerProvider,
   type SandboxLogEntry,
 } from "../src/index.ts";
-import { nativeHandleOf } from "../src/adapter.ts";
+import { defineCapabilities, registerBackendManifest, nativeHandleOf } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 

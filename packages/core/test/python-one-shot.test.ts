@@ -4,8 +4,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CodeRequest } from "../src/index.ts";
-import { PYTHON_ONE_SHOT_WRAPPER, runPythonOneShot } from "../src/adapter.ts";
+import { type CodeRequest, runPythonOneShot } from "../src/adapter.ts";
+import { PYTHON_ONE_SHOT_WRAPPER } from "../src/runtime/python-one-shot.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;

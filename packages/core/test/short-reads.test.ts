@@ -3,8 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxDriverV1, SpawnRequest } from "../src/index.ts";
-import { posixReadFile } from "../src/adapter.ts";
+import { type SandboxDriverV1, type SpawnRequest, posixReadFile } from "../src/adapter.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 import { sandboxOverAgentDriver } from "./support/host-agent-sandbox.ts";
 

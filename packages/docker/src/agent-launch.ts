@@ -1,5 +1,4 @@
-import type { SpawnedProcess, SpawnRequest } from "@sbx/core";
-import { newCommandTag } from "@sbx/core/adapter";
+import { type SpawnedProcess, type SpawnRequest, newCommandTag, withinTime } from "@sbx/core/adapter";
 import { spawnCommand, type ExecContext } from "./exec-process.js";
 
 /**
@@ -80,19 +79,13 @@ export async function spawnAgentProcess(context: AgentLaunchContext, request: Sp
   const kill = async (): Promise<void> => {
     // Interpreters and whatever they started (setsid, env -i, double forks keep the tag), verified.
     await context.killVerified(interpreterTag);
-    let timer: NodeJS.Timeout | undefined;
     const exited = spawned
       ? spawned.exit.then(
           () => "exited" as const,
           () => "exited" as const,
         )
       : new Promise<never>(() => {});
-    const known = await Promise.race([
-      announced,
-      exited,
-      new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ANNOUNCE_TIMEOUT_MS))),
-    ]);
-    clearTimeout(timer);
+    const known = await withinTime(Promise.race([announced, exited]), ANNOUNCE_TIMEOUT_MS, () => "timeout" as const);
     if (known === "exited") return;
     if (known === "timeout" || known === null) return context.endSandbox("the sbx sandbox agent's exec never said which process it is");
     await context.killProcess(known.pid, known.startTime);

@@ -1,4 +1,5 @@
-import { InvalidArgumentError, type Mount, type ResolvedCreateOptions } from "@sbx/core";
+import { InvalidArgumentError, type Mount } from "@sbx/core";
+import type { ResolvedCreateOptions } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { sandboxLabels, volumeLabels } from "./labels.js";
 import type { ResolvedDockerSettings } from "./docker-settings.js";

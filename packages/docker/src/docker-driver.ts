@@ -6,7 +6,7 @@ import type { RequestedPolicy } from "./container-config.js";
 import { removeQuietly } from "./container-removal.js";
 import type { SandboxEgress } from "./egress/sandbox-egress.js";
 import { spawnCommand, type ExecContext, type LiveExec } from "./exec-process.js";
-import { checkNames, fileHelperOperations } from "./file-helper.js";
+import { fileHelperOperations } from "./file-helper.js";
 import { KillEscalation } from "./kill-escalation.js";
 import { startLifetimeTimer, type LifetimeTimer } from "./lifetime-timer.js";
 import { createOutOfMemoryCheck } from "./out-of-memory-check.js";
@@ -120,37 +120,37 @@ export class DockerDriver implements SandboxDriverV1 {
 
   /** Streams a regular file's bytes. */
   readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    return this.guard(() => (checkNames(path), this.files.readFile(path, options)));
+    return this.guard(() => this.files.readFile(path, options));
   }
 
   /** Writes a file from a stream (a temporary name renamed over the target). */
   writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
-    return this.guard(() => (checkNames(path), this.files.writeFile(path, data, options)));
+    return this.guard(() => this.files.writeFile(path, data, options));
   }
 
   /** Lists one directory level. */
   list(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]> {
-    return this.guard(() => (checkNames(path), this.files.list(path, options)));
+    return this.guard(() => this.files.list(path, options));
   }
 
   /** Describes an entry, not following a final symlink. */
   stat(path: string, options: { signal?: AbortSignal }): Promise<FileEntry> {
-    return this.guard(() => (checkNames(path), this.files.stat(path, options)));
+    return this.guard(() => this.files.stat(path, options));
   }
 
   /** Removes a file or link, or a directory when `recursive`. */
   remove(path: string, options: { recursive: boolean; signal?: AbortSignal }): Promise<void> {
-    return this.guard(() => (checkNames(path), this.files.remove(path, options)));
+    return this.guard(() => this.files.remove(path, options));
   }
 
   /** Creates a directory and its parents. */
   mkdir(path: string, options: { signal?: AbortSignal }): Promise<void> {
-    return this.guard(() => (checkNames(path), this.files.mkdir(path, options)));
+    return this.guard(() => this.files.mkdir(path, options));
   }
 
   /** Renames (a final symlink at `to` is replaced, never followed). */
   rename(from: string, to: string, options: { signal?: AbortSignal }): Promise<void> {
-    return this.guard(() => (checkNames(from, to), this.files.rename(from, to, options)));
+    return this.guard(() => this.files.rename(from, to, options));
   }
 
   /**

@@ -1,16 +1,8 @@
 import { randomUUID } from "node:crypto";
-import {
-  SbxError,
-  SandboxNotFoundError,
-  type BackendStatus,
-  type DriverAudit,
-  type ProviderCreateRequest,
-  type ResolvedCreateOptions,
-  type SandboxProviderV1,
-} from "@sbx/core";
-import { throwIfAborted } from "@sbx/core/adapter";
+import { SbxError, SandboxNotFoundError, type BackendStatus, type SandboxProviderV1 } from "@sbx/core";
+import { throwIfAborted, withinTime, type DriverAudit, type ProviderCreateRequest, type ResolvedCreateOptions } from "@sbx/core/adapter";
 import type Docker from "dockerode";
-import { withTimeout } from "./bounded-wait.js";
+import { timeoutError } from "./timeout-error.js";
 import { buildContainerConfig, requestedPolicy, type RequestedPolicy } from "./container-config.js";
 import { removeQuietly } from "./container-removal.js";
 import { createContainerRaw, type CreatedContainer } from "./create-container.js";
@@ -95,7 +87,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
   async function detect(options?: { signal?: AbortSignal }): Promise<BackendStatus> {
     try {
       throwIfAborted(options?.signal, "docker");
-      const engine = await withTimeout(engineInfoOf(docker, endpoint), resolved.detectTimeoutMs, `no answer within ${resolved.detectTimeoutMs} ms`);
+      const engine = await withinTime(engineInfoOf(docker, endpoint), resolved.detectTimeoutMs, () =>
+        timeoutError(`no answer within ${resolved.detectTimeoutMs} ms`),
+      );
       if (resolved.runtime && !engine.runtimes.includes(resolved.runtime)) {
         return {
           backend: "docker",

@@ -1,4 +1,3 @@
-import { PathError } from "@sbx/core";
 import { helperEnvironment, posixFileOperationsOver, type PosixFileOperations } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { execRead, execWrite } from "./exec-file-io.js";
@@ -9,25 +8,6 @@ import { runArgv } from "./exec-process.js";
  * shares the helper's credentials. Files and folders the helper creates carry it as their group.
  */
 export const FILE_HELPER_GID = 2147483646;
-
-/** Longest single path segment Linux accepts (NAME_MAX), in bytes. */
-const NAME_MAX_BYTES = 255;
-
-/** Refuses names the kernel would refuse (a segment over 255 bytes), before anything reaches the sandbox. */
-export function checkNames(...paths: string[]): void {
-  for (const path of paths) {
-    for (const segment of path.split("/")) {
-      if (Buffer.byteLength(segment) > NAME_MAX_BYTES) {
-        throw new PathError({
-          path: path.length > 80 ? `${path.slice(0, 80)}…` : path,
-          reason: "invalid",
-          backend: "docker",
-          message: `Refused path: the name ${JSON.stringify(segment.slice(0, 32) + "…")} is ${Buffer.byteLength(segment)} bytes long; Linux allows at most ${NAME_MAX_BYTES} bytes per name.`,
-        });
-      }
-    }
-  }
-}
 
 /**
  * Core's POSIX file operations and their policy (ADR 0020: every parent confined to the workspace, links resolved

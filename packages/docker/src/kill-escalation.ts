@@ -1,6 +1,7 @@
+import { withinTime } from "@sbx/core/adapter";
 import type Docker from "dockerode";
+import { timeoutError } from "./timeout-error.js";
 import { AGENT_PROCESS_KILL_SCRIPT } from "./agent-launch.js";
-import { withTimeout } from "./bounded-wait.js";
 import { removeQuietly } from "./container-removal.js";
 import { runArgv } from "./exec-process.js";
 import { createKillBatcher } from "./kill-batch.js";
@@ -52,8 +53,12 @@ export class KillEscalation {
     const detail = `sbx ended it because ${reason}, so the command's processes could not be verified gone`;
     loss.noteEndedBySbx(detail);
     // Bounded: a stalled engine must not hold kill() forever (the error then still says the sandbox is ended).
-    await withTimeout(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container kill").catch(() => {});
-    await withTimeout(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, "the engine did not answer the container removal").catch(() => {});
+    await withinTime(container.kill({ signal: "SIGKILL" }), KILL_VERIFY_TIMEOUT_MS, () =>
+      timeoutError("the engine did not answer the container kill"),
+    ).catch(() => {});
+    await withinTime(removeQuietly(container), KILL_VERIFY_TIMEOUT_MS, () => timeoutError("the engine did not answer the container removal")).catch(
+      () => {},
+    );
     throw loss.markLost(detail);
   };
 
@@ -65,7 +70,7 @@ export class KillEscalation {
       user: ENFORCEMENT_USER,
       maxOutputBytes: 4096,
     });
-    const outcome = await withTimeout(killing, KILL_VERIFY_TIMEOUT_MS, "the agent kill did not finish").then(
+    const outcome = await withinTime(killing, KILL_VERIFY_TIMEOUT_MS, () => timeoutError("the agent kill did not finish")).then(
       (result) => (result.exitCode === 0 ? undefined : `the agent kill exited with ${result.exitCode}`),
       (error: unknown) => `the agent kill failed (${error instanceof Error ? error.message : String(error)})`,
     );

@@ -1,4 +1,4 @@
-import { KILL_TREE_SCRIPT, KILL_USER_SCRIPT } from "@sbx/core/adapter";
+import { KILL_TREE_SCRIPT, KILL_USER_SCRIPT, withinTime } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { runArgv } from "./exec-process.js";
 
@@ -10,13 +10,6 @@ export const ENFORCEMENT_USER = "0:0";
 
 /** What a kill attempt established. */
 export type KillOutcome = { readonly verified: true } | { readonly verified: false; readonly reason: string };
-
-function within<Value>(promise: Promise<Value>, milliseconds: number): Promise<Value | "timed-out"> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([promise, new Promise<"timed-out">((resolve) => (timer = setTimeout(() => resolve("timed-out"), milliseconds)))]).finally(() =>
-    clearTimeout(timer),
-  );
-}
 
 /**
  * Kills one command's whole tree by its tag, and every untagged process of the sandbox user but the `exempt` agents,
@@ -38,7 +31,7 @@ export async function killTaggedTree(
       maxOutputBytes: 4096,
     });
     tagged.catch(() => {});
-    const result = await within(tagged, options.timeoutMs);
+    const result = await withinTime(tagged, options.timeoutMs, () => "timed-out" as const);
     if (result === "timed-out") return { verified: false, reason: `the kill helper did not finish within ${options.timeoutMs} ms` };
     if (result.exitCode === 0) return { verified: true };
     if (result.exitCode !== 5) return { verified: false, reason: `the kill helper exited with ${result.exitCode}` };
@@ -48,7 +41,7 @@ export async function killTaggedTree(
       maxOutputBytes: 4096,
     });
     everyone.catch(() => {});
-    const fallback = await within(everyone, options.timeoutMs);
+    const fallback = await withinTime(everyone, options.timeoutMs, () => "timed-out" as const);
     if (fallback === "timed-out") return { verified: false, reason: `the sandbox-wide kill did not finish within ${options.timeoutMs} ms` };
     return fallback.exitCode === 0 ? { verified: true } : { verified: false, reason: `the sandbox-wide kill exited with ${fallback.exitCode}` };
   } catch (error) {

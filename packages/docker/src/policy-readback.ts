@@ -1,4 +1,5 @@
-import { PolicyNotEnforcedError, type DriverAudit } from "@sbx/core";
+import { PolicyNotEnforcedError } from "@sbx/core";
+import type { DriverAudit } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { capabilitiesAdded, containerUserFor, type RequestedPolicy } from "./container-config.js";
 import type { ResolvedDockerSettings } from "./docker-settings.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compileAllowlist, isNonPublicAddress, parseEntry } from "../src/egress/allowlist.js";
+import { compileAllowlist, isNonPublicAddress } from "../src/egress/allowlist.js";
 import { parseProxyRequest } from "../src/egress/egress-proxy.js";
 
 describe("allowlist entries and matching (no engine needed)", () => {
@@ -30,9 +30,11 @@ describe("allowlist entries and matching (no engine needed)", () => {
     expect(allowlist.coversAddress("10.9.9.9")).toBe(false);
   });
 
-  it("invalid entries are refused naming the entry", () => {
-    for (const entry of ["pypi.org:0", "*.org", "10.0.0.0/33", "bad_name!", "münchen.de"]) {
-      expect(() => parseEntry(entry)).toThrow(expect.objectContaining({ code: "SBX_INVALID_ARGUMENT", field: "network.allow" }));
+  it("invalid entries are refused naming the entry and its index", () => {
+    for (const entry of ["pypi.org:0", "*.org", "10.0.0.0/33", "bad_name!", "münchen.de", "10.0.0.999"]) {
+      expect(() => compileAllowlist(["pypi.org", entry], [443])).toThrow(
+        expect.objectContaining({ code: "SBX_INVALID_ARGUMENT", field: "network.allow.1" }),
+      );
     }
   });
 

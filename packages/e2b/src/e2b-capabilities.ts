@@ -1,7 +1,7 @@
-import { defineCapabilities } from "@sbx/core";
+import { defineCapabilities } from "@sbx/core/adapter";
 
 /**
- * What the E2B adapter declares. Must equal core's copy in `backend-registry.ts` (a contract test checks).
+ * What the E2B adapter declares. The one manifest of this backend: core's table of first-party backends is generated from it (scripts/generate-first-party-backends.mjs; a contract test checks, ADR 0040).
  * - STATEFUL_CODE, RICH_RESULTS: the code interpreter's contexts and MIME results.
  * - EGRESS_ALLOWLIST: E2B's own `allowOut`/`denyOut` egress rules.
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.

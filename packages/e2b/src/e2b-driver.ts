@@ -1,19 +1,16 @@
 import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
 import type { CommandHandle } from "e2b";
+import { FileNotFoundError, PathError, SandboxNotFoundError, type SbxError, type FileEntry } from "@sbx/core";
 import {
-  FileNotFoundError,
-  PathError,
-  SandboxNotFoundError,
-  type SbxError,
   type CodeRequest,
   type DriverAudit,
   type DriverExecution,
-  type FileEntry,
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
-} from "@sbx/core";
-import { KILL_PROCESS_TREE_SCRIPT, shellQuote } from "@sbx/core/adapter";
+  KILL_PROCESS_TREE_SCRIPT,
+  shellQuote,
+} from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";

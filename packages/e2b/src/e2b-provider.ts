@@ -1,17 +1,13 @@
 import { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
+import { BackendUnavailableError, PolicyNotEnforcedError, type BackendStatus, type PolicyRecord, type SandboxProviderV1 } from "@sbx/core";
 import {
-  BackendUnavailableError,
-  PolicyNotEnforcedError,
   registerBackendManifest,
-  type BackendStatus,
   type DriverAudit,
-  type PolicyRecord,
   type ProviderCreateRequest,
   type ResolvedCreateOptions,
   type SandboxDriverV1,
-  type SandboxProviderV1,
-} from "@sbx/core";
-import { throwIfAborted } from "@sbx/core/adapter";
+  throwIfAborted,
+} from "@sbx/core/adapter";
 import { E2B_CAPABILITIES } from "./e2b-capabilities.js";
 import { E2BDriver, E2B_WORKSPACE } from "./e2b-driver.js";
 import { planE2BNetwork, type E2BNetworkPlan } from "./e2b-network-policy.js";

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { createSandbox, isSbxError, type DriverAudit, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
-import { createSandboxFromDriver } from "@sbx/core/adapter";
+import { createSandbox, isSbxError, type Sandbox, type SandboxProviderV1 } from "@sbx/core";
+import { type DriverAudit, createSandboxFromDriver } from "@sbx/core/adapter";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
 import { describe, expect, it } from "vitest";
 import { shareEmulator, testDriverAudit } from "@sbx/emulator-kit/testing";

@@ -4,7 +4,7 @@ import { createSandboxProvider, e2b, E2B_CAPABILITIES } from "../src/index.js";
 import { exitCodeOfEnd, startHeaders } from "../src/envd-process-stream.js";
 import { mapE2BResult } from "../src/map-e2b-result.js";
 import { parseE2BSettings } from "../src/e2b-settings.js";
-import { firstPartyManifests } from "@sbx/core";
+import { firstPartyManifests } from "@sbx/core/adapter";
 
 describe("settings", () => {
   it("refuses unknown and invalid settings with InvalidArgumentError naming the field", () => {

@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { SecureFetch } from "just-bash";
 import type { NetworkPolicy } from "@sbx/core";
-import { createHostMatcher } from "./host-allowlist.js";
+import { compileAllowlist } from "@sbx/core/adapter";
 
 /** Most redirects followed by `curl -L` inside the fake. */
 const MAX_REDIRECTS = 10;
@@ -22,7 +22,8 @@ export function describeEgressEnforcement(policy: NetworkPolicy): string {
  * checks each request and each redirect hop against the allowlist, and passes through under `egress: "allow"`.
  */
 export function createEgressFetch(policy: NetworkPolicy): SecureFetch {
-  const allowed: (host: string) => boolean = policy.egress === "allow" ? () => true : createHostMatcher(policy.allow ?? []);
+  // core's one allowlist grammar; an entry without a port allows every port (just-bash's curl has no port policy of its own).
+  const allowlist = policy.egress === "allow" ? undefined : compileAllowlist(policy.allow ?? [], { backend: "fake" });
   return async (url, options = {}) => {
     let current = url;
     let method = options.method ?? "GET";
@@ -33,7 +34,8 @@ export function createEgressFetch(policy: NetworkPolicy): SecureFetch {
       const parsed = new URL(current);
       if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
         throw new Error(`Network access denied: only http and https are supported (${parsed.protocol})`);
-      if (!allowed(parsed.hostname)) {
+      const port = parsed.port === "" ? (parsed.protocol === "https:" ? 443 : 80) : Number(parsed.port);
+      if (allowlist && !allowlist.allows(parsed.hostname, port)) {
         throw new Error(`Network access denied by the sandbox egress policy: ${parsed.hostname} is not allowed`);
       }
       const response = await send(

@@ -1,20 +1,15 @@
 import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type IFileSystem } from "just-bash";
 import { ShellScriptRunner } from "./shell-script-runner.js";
-import {
-  FileNotFoundError,
-  PathError,
-  ProviderError,
-  SandboxNotFoundError,
-  type CodeRequest,
-  type DriverAudit,
-  type DriverExecution,
-  type FileEntry,
-  type Mount,
-  type ResolvedCreateOptions,
-  type SandboxDriverV1,
-  type SpawnedProcess,
-  type SpawnRequest,
-} from "@sbx/core";
+import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type FileEntry, type Mount } from "@sbx/core";
+import type {
+  CodeRequest,
+  DriverAudit,
+  DriverExecution,
+  ResolvedCreateOptions,
+  SandboxDriverV1,
+  SpawnedProcess,
+  SpawnRequest,
+} from "@sbx/core/adapter";
 import type { CallRecord } from "./call-record.js";
 import { createEgressFetch } from "./egress-fetch.js";
 import type { FaultInjector } from "./fault-injector.js";

@@ -1,17 +1,16 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import type { BackendStatus, Capabilities, SandboxProviderV1 } from "@sbx/core";
 import {
   narrowCapabilities,
-  type BackendStatus,
-  type Capabilities,
   type DriverAudit,
   type ProviderCreateRequest,
   type ResolvedCreateOptions,
   type SandboxDriverV1,
-  type SandboxProviderV1,
-} from "@sbx/core";
-import { REDACTED, throwIfAborted } from "@sbx/core/adapter";
+  REDACTED,
+  throwIfAborted,
+} from "@sbx/core/adapter";
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FAKE_CAPABILITIES } from "./fake-capabilities.js";

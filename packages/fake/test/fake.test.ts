@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSandbox, isSbxError } from "@sbx/core";
+import { compileAllowlist } from "@sbx/core/adapter";
 import { describe, expect, it } from "vitest";
 import { createSandboxProvider, fake } from "../src/index.js";
-import { createHostMatcher } from "../src/host-allowlist.js";
 
 async function expectCode(work: Promise<unknown>, code: string): Promise<unknown> {
   try {
@@ -245,7 +245,10 @@ describe("shell runner", () => {
 
 describe("network", () => {
   it("host allowlists match names, wildcards, IPs and CIDR ranges", () => {
-    const allowed = createHostMatcher(["example.com", "*.pythonhosted.org", "127.0.0.2", "10.1.0.0/16", "::1"]);
+    const allowlist = compileAllowlist(["example.com", "*.pythonhosted.org", "127.0.0.2", "10.1.0.0/16", "::1", "mirror.test:8443"], {
+      backend: "fake",
+    });
+    const allowed = (host: string, port = 443) => allowlist.allows(host, port);
     expect(allowed("example.com")).toBe(true);
     expect(allowed("EXAMPLE.com.")).toBe(true);
     expect(allowed("www.example.com")).toBe(false);
@@ -256,6 +259,12 @@ describe("network", () => {
     expect(allowed("10.1.200.3")).toBe(true);
     expect(allowed("10.2.0.1")).toBe(false);
     expect(allowed("[::1]")).toBe(true);
+    expect(allowed("example.com", 8080)).toBe(true);
+    expect(allowed("mirror.test", 8443)).toBe(true);
+    expect(allowed("mirror.test", 443)).toBe(false);
+    expect(() => compileAllowlist(["example.com", "https://example.com/path"], { backend: "fake" })).toThrow(
+      expect.objectContaining({ code: "SBX_INVALID_ARGUMENT", field: "network.allow.1" }),
+    );
   });
 });
 

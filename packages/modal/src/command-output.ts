@@ -1,3 +1,5 @@
+import { withinTime } from "@sbx/core/adapter";
+
 /** How long a finished command's output may stay quiet (no chunk arrived) before sbx asks whether a background child of the command still holds the pipe. */
 export const OUTPUT_QUIET_WINDOW_MS = 1_000;
 
@@ -101,10 +103,7 @@ export async function drainCommandOutput(
   let quietSince = Date.now();
   let seenChunks = output.chunks();
   for (;;) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const windowPassed = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), quietWindowMs)));
-    const end = await Promise.race([settled, windowPassed]);
-    clearTimeout(timer);
+    const end = await withinTime(settled, quietWindowMs, () => undefined);
     if (end) return end;
     if (output.chunks() !== seenChunks) {
       seenChunks = output.chunks();

@@ -1,7 +1,7 @@
-import { defineCapabilities } from "@sbx/core";
+import { defineCapabilities } from "@sbx/core/adapter";
 
 /**
- * What the Modal adapter declares. Must equal core's copy in `backend-registry.ts` (a contract test checks).
+ * What the Modal adapter declares. The one manifest of this backend: core's table of first-party backends is generated from it (scripts/generate-first-party-backends.mjs; a contract test checks, ADR 0040).
  * - EGRESS_ALLOWLIST: Modal's `outboundCidrAllowlist` and `outboundDomainAllowlist` (with `*.suffix`), enforced by Modal.
  * - RESOURCE_LIMITS: CPU and memory as hard limits (`cpuLimit`, `memoryLimitMiB`); a pids limit is refused.
  * - BACKGROUND_COMMANDS, STDIN: `sandbox.exec` with streamed output and a stdin stream.

@@ -1,14 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { ProviderError, SandboxNotFoundError, SbxError } from "@sbx/core";
 import {
-  ProviderError,
-  SandboxNotFoundError,
-  SbxError,
   type DriverAudit,
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
-} from "@sbx/core";
-import {
   commandOutOfMemoryReport,
   KILL_PROCESS_TREE_SCRIPT,
   OUT_OF_MEMORY_PROBE_SCRIPT,

@@ -1,5 +1,5 @@
-import { backendsSupporting, CapabilityNotSupportedError, type NetworkPolicy, type PolicyRecord } from "@sbx/core";
-import { parseAllowlistHost, type AllowlistHostRules } from "@sbx/core/adapter";
+import { CapabilityNotSupportedError, type NetworkPolicy, type PolicyRecord } from "@sbx/core";
+import { backendsSupporting, parseAllowlistHost, type AllowlistHostRules } from "@sbx/core/adapter";
 
 /** The egress fields sent in Modal's create request (`SandboxCreateParams`), exactly as passed to `sandboxes.create`. */
 export interface ModalNetworkRequest {

@@ -1,16 +1,12 @@
+import { BackendUnavailableError, PolicyNotEnforcedError, type BackendStatus, type PolicyRecord, type SandboxProviderV1 } from "@sbx/core";
 import {
-  BackendUnavailableError,
-  PolicyNotEnforcedError,
   registerBackendManifest,
-  type BackendStatus,
   type DriverAudit,
-  type PolicyRecord,
   type ProviderCreateRequest,
   type ResolvedCreateOptions,
   type SandboxDriverV1,
-  type SandboxProviderV1,
-} from "@sbx/core";
-import { throwIfAborted } from "@sbx/core/adapter";
+  throwIfAborted,
+} from "@sbx/core/adapter";
 import type { App, Image, ModalClient, Sandbox } from "modal";
 import { MODAL_CAPABILITIES } from "./modal-capabilities.js";
 import { clientHasCredentials, createModalClient } from "./modal-client.js";

@@ -1,4 +1,5 @@
-import { backendsSupporting, CapabilityNotSupportedError, InvalidArgumentError, type PolicyRecord, type ResourceLimits } from "@sbx/core";
+import { CapabilityNotSupportedError, InvalidArgumentError, type PolicyRecord, type ResourceLimits } from "@sbx/core";
+import { backendsSupporting } from "@sbx/core/adapter";
 
 /** Modal's largest sandbox lifetime: 24 hours. */
 export const MODAL_MAX_TIMEOUT_MS = 24 * 3600 * 1000;

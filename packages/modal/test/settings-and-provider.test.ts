@@ -1,4 +1,5 @@
-import { createSandbox, firstPartyManifests, isSbxError } from "@sbx/core";
+import { createSandbox, isSbxError } from "@sbx/core";
+import { firstPartyManifests } from "@sbx/core/adapter";
 import { describe, expect, it } from "vitest";
 import { createSandboxProvider, modal, MODAL_CAPABILITIES } from "../src/index.js";
 import { parseModalSettings } from "../src/modal-settings.js";

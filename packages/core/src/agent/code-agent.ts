@@ -1,5 +1,6 @@
 import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
 import { SbxError } from "../errors/index.js";
+import { withinTime } from "../runtime/deadline.js";
 import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
@@ -76,7 +77,11 @@ export function withCodeAgent(
     rename: driver.rename && ((from, to, fileOptions) => driver.rename!(from, to, fileOptions)),
     async destroy() {
       // Bounded: a stuck agent must not hold up the sandbox's removal, which ends the agent anyway.
-      await Promise.race([agent.stop().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      await withinTime(
+        agent.stop().catch(() => {}),
+        2_000,
+        () => undefined,
+      );
       await driver.destroy();
     },
   };

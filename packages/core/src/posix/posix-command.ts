@@ -1,4 +1,5 @@
 import type { SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
+import { withinTime } from "../runtime/deadline.js";
 import { concatenateBytes } from "./concatenate-bytes.js";
 import { shellScript } from "./shell-quote.js";
 
@@ -85,13 +86,14 @@ export async function feedStdin(process: SpawnedProcess, data: ReadableStream<Ui
     await reader.cancel().catch(() => {});
     // The process may have exited early (a refusal): its non-zero exit code tells why, not the broken pipe. Otherwise
     // it is killed, never given end-of-file: a short input must not look complete (a write would rename it in place).
-    const refused = await Promise.race([
+    const refused = await withinTime(
       process.exit.then(
         ({ exitCode }) => exitCode !== 0,
         () => true,
       ),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000).unref?.()),
-    ]);
+      2_000,
+      () => false,
+    );
     if (!refused) await process.kill().catch(() => {});
     if (!refused || signal?.aborted) throw error;
   } finally {

@@ -1,6 +1,6 @@
 import type { AuditRecord } from "../v1/audit.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
-import type { SandboxContext } from "./create-sandbox-from-driver.js";
+import type { SandboxContext } from "./sandbox-context.js";
 import { redactValue } from "./redaction.js";
 import { maxLiveProcessesOf } from "./live-process-limit.js";
 

@@ -129,17 +129,28 @@ export async function killWithinGrace(kill: () => Promise<void>, graceMs: number
 }
 
 /**
- * Runs `work` and rejects with `onTimeout()` if it has not settled after `timeoutMs` (when given). The work itself is
- * not cancelled here; pass it an AbortSignal for that.
+ * The one bounded wait (core, adapters and the contract suite use it instead of a `Promise.race` with a timer of their
+ * own): waits for `work` at most `timeoutMs` (no limit when undefined) and then settles with `onTimeout()`: rejects
+ * with it when it is an `Error`, resolves with it otherwise (a marker such as `"timed-out"` or `undefined`, for a
+ * caller that goes on). Rejections of `work` propagate. The timer is cleared as soon as either side settles; the work
+ * itself is not cancelled here (pass it an `AbortSignal` for that), and its later rejection is handled.
+ * @example const running = await withinTime(container.inspect(), 5_000, () => undefined);
+ * @example await withinTime(driver.stat(path, {}), 5_000, () => new Error("stat did not answer"));
  */
-export async function withinTime<Value>(work: Promise<Value>, timeoutMs: number | undefined, onTimeout: () => Error): Promise<Value> {
+export async function withinTime<Value, Fallback = never>(
+  work: Promise<Value>,
+  timeoutMs: number | undefined,
+  onTimeout: () => Fallback,
+): Promise<Value | Exclude<Fallback, Error>> {
   if (timeoutMs === undefined) return work;
   const limit = cancellableDelay(timeoutMs);
   try {
     return await Promise.race([
       work,
       limit.promise.then(() => {
-        throw onTimeout();
+        const fallback = onTimeout();
+        if (fallback instanceof Error) throw fallback;
+        return fallback as Exclude<Fallback, Error>;
       }),
     ]);
   } finally {

@@ -9,7 +9,7 @@ import {
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
 import type { SpawnedProcess } from "../v1/provider.js";
-import type { SandboxContext } from "./create-sandbox-from-driver.js";
+import type { SandboxContext } from "./sandbox-context.js";
 import { DEFAULT_KILL_GRACE_MS } from "./deadline.js";
 import { defaultEnvironment } from "./default-environment.js";
 import type { CompleteDriver } from "./driver-defaults.js";

@@ -1,81 +1,16 @@
-import type { Capabilities, CapabilityName } from "./capabilities.js";
-import { defineCapabilities } from "./capabilities.js";
+import type { BackendManifest } from "../backends/backend-manifest.js";
+import { FIRST_PARTY_BACKENDS } from "../backends/first-party-backends.js";
+import type { CapabilityName } from "./capabilities.js";
 
-/** What core knows about a backend without loading its adapter. */
-export interface BackendManifest {
-  /** URI scheme and backend name, for example `"docker"`. */
-  readonly backend: string;
-  /** npm package that implements it, for example `"@sbx/docker"`. */
-  readonly packageName: string;
-  /** The capability manifest. */
-  readonly capabilities: Capabilities;
-  /** True when the backend is an isolation boundary (used by `"auto"`); false for the fake. */
-  readonly isolating: boolean;
-}
+export type { BackendManifest } from "../backends/backend-manifest.js";
 
 /**
- * Manifests of the first-party adapters, known to core so `supportedBy` can name backends that are not installed.
- * Each first-party adapter re-registers its own manifest when loaded (which overrides this copy), and
- * `contract-tests/manifests.test.ts` fails if a copy here drifts from the adapter's. See adr/0006.
+ * The first-party manifests, known to core so `supportedBy` can name backends that are not installed: a table generated
+ * from the adapters' own manifests (scripts/generate-first-party-backends.mjs; `contract-tests/manifests.test.ts` fails
+ * when it drifts). Each first-party adapter re-registers its own manifest when loaded, which overrides this copy. See
+ * adr/0006 and adr/0040.
  */
-const FIRST_PARTY_MANIFESTS: readonly BackendManifest[] = [
-  {
-    backend: "docker",
-    packageName: "@sbx/docker",
-    isolating: true,
-    capabilities: defineCapabilities({
-      STATEFUL_CODE: true,
-      RICH_RESULTS: true,
-      EGRESS_ALLOWLIST: true,
-      BACKGROUND_COMMANDS: true,
-      STDIN: true,
-      HOST_MOUNTS: true,
-      RECONNECT: true,
-      RESOURCE_LIMITS: true,
-      languages: ["python"],
-    }),
-  },
-  {
-    backend: "e2b",
-    packageName: "@sbx/e2b",
-    isolating: true,
-    capabilities: defineCapabilities({
-      STATEFUL_CODE: true,
-      RICH_RESULTS: true,
-      EGRESS_ALLOWLIST: true,
-      BACKGROUND_COMMANDS: true,
-      STDIN: true,
-      RECONNECT: true,
-      languages: ["python"],
-    }),
-  },
-  {
-    backend: "modal",
-    packageName: "@sbx/modal",
-    isolating: true,
-    capabilities: defineCapabilities({
-      EGRESS_ALLOWLIST: true,
-      BACKGROUND_COMMANDS: true,
-      STDIN: true,
-      RECONNECT: true,
-      RESOURCE_LIMITS: true,
-      languages: ["python"],
-    }),
-  },
-  {
-    backend: "fake",
-    packageName: "@sbx/fake",
-    isolating: false,
-    capabilities: defineCapabilities({
-      STATEFUL_CODE: true,
-      EGRESS_ALLOWLIST: true,
-      BACKGROUND_COMMANDS: true,
-      STDIN: true,
-      HOST_MOUNTS: true,
-      languages: ["python"],
-    }),
-  },
-];
+const FIRST_PARTY_MANIFESTS: readonly BackendManifest[] = FIRST_PARTY_BACKENDS;
 
 const registry = new Map<string, BackendManifest>(FIRST_PARTY_MANIFESTS.map((manifest) => [manifest.backend, manifest]));
 

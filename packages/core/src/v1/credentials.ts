@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { validate } from "../runtime/validate.js";
 
 /** Marks objects made by `credential()`, recognised across duplicate installs of `@sbx/core`. */
 export const CREDENTIAL_SOURCE_MARKER = Symbol.for("sbx.credential-source");
@@ -138,18 +137,6 @@ export const credentialAuditEntrySchema = z.object({
 });
 /** One credential in the audit record. */
 export type CredentialAuditEntry = z.output<typeof credentialAuditEntrySchema>;
-
-/**
- * Declares a scoped credential: issued for each sandbox when it is created, exposed to it as a secret, and revoked
- * when it ends (kill, disposal, lifetime expiry, the sandbox lost; after a host crash, by `revokeOrphanedCredentials`).
- * @example
- * const token = credential({ id: "github-branch-token", issue: ({ sandboxId }) => mintToken(sandboxId), revoke: ({ value }) => revokeToken(value) });
- * await using sandbox = await createSandbox("docker://python:3.12-slim", { secrets: { GITHUB_TOKEN: token } });
- */
-export function credential(options: CredentialSourceInput): CredentialSource {
-  const parsed = validate(credentialSourceSchema, options, "credential");
-  return Object.freeze({ ...parsed, [CREDENTIAL_SOURCE_MARKER]: true as const });
-}
 
 /** True for a value made by `credential()` (from any copy of `@sbx/core`). */
 export function isCredentialSource(value: unknown): value is CredentialSource {

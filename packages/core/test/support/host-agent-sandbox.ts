@@ -1,5 +1,5 @@
-import { defineCapabilities, type ResolvedCreateOptions, type Sandbox, type SandboxDriverV1, type SandboxProviderV1 } from "../../src/index.ts";
-import { createSandboxFromDriver } from "../../src/adapter.ts";
+import type { Sandbox, SandboxProviderV1 } from "../../src/index.ts";
+import { defineCapabilities, type ResolvedCreateOptions, type SandboxDriverV1, createSandboxFromDriver } from "../../src/adapter.ts";
 
 /** The backend name the agent tests over host processes use. */
 export const HOST_AGENT_BACKEND = "host-agent-test";

@@ -3,7 +3,7 @@
  * host's python3. Only `spawn` is implemented; it isolates nothing and is used only by core's own tests.
  */
 import { spawn as spawnChild } from "node:child_process";
-import type { SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../../src/index.ts";
+import type { SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../../src/adapter.ts";
 
 function unsupported(): never {
   throw new Error("the host-process test driver only implements spawn");

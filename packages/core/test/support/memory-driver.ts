@@ -4,20 +4,16 @@
  * validation, capability checks, closed state, timeouts, output caps, redaction and the audit record.
  * It runs nothing and isolates nothing.
  */
+import { FileNotFoundError, type BackendStatus, type Capabilities, type FileEntry, type SandboxProviderV1 } from "../../src/index.ts";
 import {
   defineCapabilities,
-  FileNotFoundError,
-  type BackendStatus,
-  type Capabilities,
   type CodeRequest,
   type DriverExecution,
-  type FileEntry,
   type ProviderCreateRequest,
   type SandboxDriverV1,
-  type SandboxProviderV1,
   type SpawnedProcess,
   type SpawnRequest,
-} from "../../src/index.ts";
+} from "../../src/adapter.ts";
 
 /** The workspace every memory sandbox uses. */
 export const MEMORY_WORKSPACE = "/workspace";

@@ -1,0 +1,27 @@
+import type { CredentialAuditEntry } from "../v1/credentials.js";
+import type { ResolvedCreateOptions } from "../v1/options.js";
+import type { SandboxProviderV1 } from "../v1/provider.js";
+
+/** Everything `createSandboxFromDriver` needs besides the driver. */
+export interface SandboxContext {
+  /** The provider that made the driver. */
+  readonly provider: SandboxProviderV1;
+  /** The target it was created from. */
+  readonly target: string;
+  /** The validated options. */
+  readonly options: ResolvedCreateOptions;
+  /**
+   * How long, after work is told to stop, the backend gets to confirm the kill and report the exit before sbx gives
+   * up and reports `killed: false`. Default 10000.
+   */
+  readonly killGraceMs?: number;
+  /**
+   * True when the sandbox was attached with `connectSandbox`: code contexts created by an earlier connection may
+   * exist, so a `contextId` this object did not create is passed to the backend instead of refused. Default false.
+   */
+  readonly reconnected?: boolean;
+  /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
+  readonly destroyTimeoutMs?: number;
+  /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
+  readonly credentials?: { auditEntries(): CredentialAuditEntry[] };
+}
