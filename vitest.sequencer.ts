@@ -7,10 +7,10 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * first and the many short files fill the gaps. A file not listed counts as short; keep the list to files over ~15 s.
  */
 const SLOW_FILES: Readonly<Record<string, number>> = {
-  "contract-tests/consumer-check.test.ts": 220,
-  "packages/docker/test/file-channel-attacks.test.ts": 200,
-  "bench/test/smoke.test.ts": 150,
-  "packages/docker/test/ptrace-escape.test.ts": 120,
+  "contract-tests/consumer-check.test.ts": 175,
+  "packages/docker/test/file-channel-attacks.test.ts": 105,
+  "bench/test/smoke.test.ts": 80,
+  "packages/docker/test/ptrace-escape.test.ts": 170,
   "packages/docker/test/helper-output-limit.test.ts": 30,
   "packages/docker/test/many-processes.test.ts": 25,
   "packages/docker/test/egress-host-addresses.test.ts": 20,
@@ -19,8 +19,8 @@ const SLOW_FILES: Readonly<Record<string, number>> = {
   "packages/docker/test/oom-attribution.test.ts": 16,
   "contract-tests/e2b.contract.test.ts": 186,
   "contract-tests/modal.contract.test.ts": 140,
-  "contract-tests/docker.contract.test.ts": 121,
-  "contract-tests/docker-entrypoint.contract.test.ts": 121,
+  "contract-tests/docker.contract.test.ts": 190,
+  "contract-tests/docker-entrypoint.contract.test.ts": 260,
   "contract-tests/fake.contract.test.ts": 83,
   "contract-tests/full-driver-adapter.contract.test.ts": 51,
   "contract-tests/example-adapter.contract.test.ts": 49,

@@ -37,6 +37,13 @@ with open("/workspace/injector-opened", "w") as f:
     f.write(str(opened))
 `;
 
+/**
+ * Host-side operations per flip race. The check-then-use helpers these races caught lost about 1 in 7 on Docker (28
+ * of 200 reads, ADR 0031), so a helper that loses at that rate passes 60 rounds with probability (6/7)^60, about 1 in
+ * 10 000; 200 reads and 150 writes (one helper exec each, ~0.3 s under CI load) cost over 100 s of the file's run.
+ */
+const FLIP_ROUNDS = 60;
+
 describeWithDocker("file operations against attacks from inside the sandbox (issue 19, ADR 0031)", () => {
   // One sandbox per attack: a slow run of one must not end another's lifetime.
   const fresh = (): Promise<Sandbox> => createTestSandbox();
@@ -106,7 +113,7 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
     const flipper = await sandbox.commands.start(
       "cd /workspace && while [ ! -e stop-flipping ]; do echo inside > flip.f && mv -T flip.f flip; ln -sfn /etc/passwd flip.l && mv -T flip.l flip; done",
     );
-    const reads = 200;
+    const reads = FLIP_ROUNDS;
     let escaped = 0;
     let inside = 0;
     let refused = 0;
@@ -132,7 +139,7 @@ describeWithDocker("file operations against attacks from inside the sandbox (iss
       const flipper = await sandbox.commands.start(
         "cd /workspace && while [ ! -e stop-flipping ]; do rm -rf parent; mkdir parent; rm -rf parent; ln -s /tmp/outside parent; done",
       );
-      const writes = 150;
+      const writes = FLIP_ROUNDS;
       for (let index = 0; index < writes; index++) await sandbox.files.write(`parent/file-${index}.txt`, "x").catch(() => undefined);
       await sandbox.files.write("stop-flipping", "");
       await flipper.wait();
