@@ -30,10 +30,13 @@ def _now():
 
 
 class _Stream(io.TextIOBase):
-    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete.
+    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete. The unfinished line is kept
+    # as a list of pieces and only the new text is searched for a newline, so a flood without newlines costs linear
+    # time (appending to one growing string and searching all of it on every write was quadratic: 17 MiB in 64 KiB
+    # writes took seconds).
     def __init__(self, kind):
         self._kind = kind
-        self._pending = ""
+        self._pending = []
 
     def writable(self):
         return True
@@ -41,16 +44,20 @@ class _Stream(io.TextIOBase):
     def write(self, text):
         if not isinstance(text, str):
             text = str(text)
-        self._pending += text
-        newline = self._pending.rfind("\n")
+        newline = text.rfind("\n")
         if newline >= 0:
-            complete, self._pending = self._pending[: newline + 1], self._pending[newline + 1 :]
+            self._pending.append(text[: newline + 1])
+            complete = "".join(self._pending)
+            self._pending = [text[newline + 1 :]] if newline + 1 < len(text) else []
             _emit({"type": self._kind, "text": complete, "timestamp": _now()})
+        elif text:
+            self._pending.append(text)
         return len(text)
 
     def flush(self):
         if self._pending:
-            pending, self._pending = self._pending, ""
+            pending = "".join(self._pending)
+            self._pending = []
             _emit({"type": self._kind, "text": pending, "timestamp": _now()})
 
     def isatty(self):
