@@ -6,7 +6,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Docker from "dockerode";
-import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork, WarmContainerPool } from "@sbx/emulator-kit";
+import {
+  cleanUpOnProcessExit,
+  removeLabelledContainers,
+  removeSynchronously,
+  requireLocalImage,
+  useOrCreateNetwork,
+  WarmContainerPool,
+} from "@sbx/emulator-kit";
 import { handleControlPlaneRequest, sendApiError } from "./control-plane.js";
 import { ContainerSandbox, EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, randomIdentifier, WARM_CONTAINER_MAX_AGE_MS } from "./container-sandbox.js";
 import type { PreparedContainer } from "./sandbox-container.js";

@@ -100,8 +100,13 @@ export async function prepareContainer(shape: ContainerShape, sandboxId: string,
   }
 }
 
-/** Moves the deadline PID 1 obeys (Unix seconds). */
+/** Moves the deadline PID 1 obeys (Unix seconds). Replaced by a rename, never rewritten in place: PID 1 reading
+ * the file between its truncation and the write would see no deadline and end the container under the sandbox.
+ */
 export async function writeDeadline(container: Docker.Container, deadlineSeconds: number): Promise<void> {
-  const written = await runExec(container, { command: ["/bin/sh", "-c", `echo ${deadlineSeconds} > ${DEADLINE_FILE}`], user: "root" });
+  const written = await runExec(container, {
+    command: ["/bin/sh", "-c", `echo ${deadlineSeconds} > ${DEADLINE_FILE}.new && mv ${DEADLINE_FILE}.new ${DEADLINE_FILE}`],
+    user: "root",
+  });
   if (written.exitCode !== 0) throw new Error(`could not set the sandbox's deadline (exit ${written.exitCode}): ${written.stderr.toString("utf8")}`);
 }
