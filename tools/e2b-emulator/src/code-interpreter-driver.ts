@@ -9,7 +9,7 @@ import { codeInterpreterDisplaySource } from "./code-interpreter-display.js";
  */
 export const codeInterpreterDriverSource =
   String.raw`
-import ast, codecs, io, json, os, select, sys, threading, traceback, datetime
+import ast, codecs, io, json, os, select, sys, threading, time, traceback, datetime
 
 _protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 _lock = threading.Lock()
@@ -30,13 +30,16 @@ def _now():
 
 
 class _Stream(io.TextIOBase):
-    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete. The unfinished line is kept
-    # as a list of pieces and only the new text is searched for a newline, so a flood without newlines costs linear
-    # time (appending to one growing string and searching all of it on every write was quadratic: 17 MiB in 64 KiB
-    # writes took seconds).
+    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete. An unfinished line is sent
+    # once it has waited ipykernel's flush interval (0.2 s, checked at the next write), as ipykernel sends whatever its
+    # buffer holds every 0.2 s: a long flood without newlines becomes several messages, not one of many megabytes. It is
+    # kept as a list of pieces and only the new text is searched for a newline, so a flood costs linear time.
+    _FLUSH_INTERVAL = 0.2
+
     def __init__(self, kind):
         self._kind = kind
         self._pending = []
+        self._pending_since = None
 
     def writable(self):
         return True
@@ -48,13 +51,20 @@ class _Stream(io.TextIOBase):
         if newline >= 0:
             self._pending.append(text[: newline + 1])
             complete = "".join(self._pending)
-            self._pending = [text[newline + 1 :]] if newline + 1 < len(text) else []
+            rest = text[newline + 1 :]
+            self._pending = [rest] if rest else []
+            self._pending_since = time.monotonic() if rest else None
             _emit({"type": self._kind, "text": complete, "timestamp": _now()})
         elif text:
             self._pending.append(text)
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
+            elif time.monotonic() - self._pending_since >= self._FLUSH_INTERVAL:
+                self.flush()
         return len(text)
 
     def flush(self):
+        self._pending_since = None
         if self._pending:
             pending = "".join(self._pending)
             self._pending = []
