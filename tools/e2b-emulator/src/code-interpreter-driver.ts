@@ -9,7 +9,7 @@ import { codeInterpreterDisplaySource } from "./code-interpreter-display.js";
  */
 export const codeInterpreterDriverSource =
   String.raw`
-import ast, codecs, io, json, os, select, sys, threading, traceback, datetime
+import ast, codecs, io, json, os, select, sys, threading, time, traceback, datetime
 
 _protocol = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 _lock = threading.Lock()
@@ -30,10 +30,16 @@ def _now():
 
 
 class _Stream(io.TextIOBase):
-    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete.
+    # Line-buffered like Jupyter's stream messages: whole lines are sent as they complete. An unfinished line is sent
+    # once it has waited ipykernel's flush interval (0.2 s, checked at the next write), as ipykernel sends whatever its
+    # buffer holds every 0.2 s: a long flood without newlines becomes several messages, not one of many megabytes. It is
+    # kept as a list of pieces and only the new text is searched for a newline, so a flood costs linear time.
+    _FLUSH_INTERVAL = 0.2
+
     def __init__(self, kind):
         self._kind = kind
-        self._pending = ""
+        self._pending = []
+        self._pending_since = None
 
     def writable(self):
         return True
@@ -41,16 +47,27 @@ class _Stream(io.TextIOBase):
     def write(self, text):
         if not isinstance(text, str):
             text = str(text)
-        self._pending += text
-        newline = self._pending.rfind("\n")
+        newline = text.rfind("\n")
         if newline >= 0:
-            complete, self._pending = self._pending[: newline + 1], self._pending[newline + 1 :]
+            self._pending.append(text[: newline + 1])
+            complete = "".join(self._pending)
+            rest = text[newline + 1 :]
+            self._pending = [rest] if rest else []
+            self._pending_since = time.monotonic() if rest else None
             _emit({"type": self._kind, "text": complete, "timestamp": _now()})
+        elif text:
+            self._pending.append(text)
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
+            elif time.monotonic() - self._pending_since >= self._FLUSH_INTERVAL:
+                self.flush()
         return len(text)
 
     def flush(self):
+        self._pending_since = None
         if self._pending:
-            pending, self._pending = self._pending, ""
+            pending = "".join(self._pending)
+            self._pending = []
             _emit({"type": self._kind, "text": pending, "timestamp": _now()})
 
     def isatty(self):

@@ -11,6 +11,7 @@ import { startExec, type RunningExec } from "./docker-exec.js";
 import { DEFAULT_USER, homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
 import { signalSession } from "./envd-process.js";
 import { codeInterpreterDriverSource } from "./code-interpreter-driver.js";
+import { LineSplitter } from "./line-splitter.js";
 
 export { codeInterpreterDriverSource };
 
@@ -41,7 +42,7 @@ class CodeContext {
   readonly id = randomUUID();
   private running: RunningExec | undefined;
   private driverPid = 0;
-  private lineBuffer = "";
+  private readonly lines = new LineSplitter();
   private listener: ((message: InterpreterMessage) => void) | undefined;
   private queue: Promise<void> = Promise.resolve();
   private startup: Promise<void> | undefined;
@@ -66,7 +67,7 @@ class CodeContext {
       resolveReady = resolve;
       rejectReady = reject;
     });
-    this.lineBuffer = "";
+    this.lines.reset();
     const stderrBeforeReady: string[] = [];
     let isReady = false;
     const running = await startExec(
@@ -80,11 +81,7 @@ class CodeContext {
       },
       {
         onStdout: (chunk) => {
-          this.lineBuffer += chunk.toString("utf8");
-          let newline: number;
-          while ((newline = this.lineBuffer.indexOf("\n")) >= 0) {
-            const line = this.lineBuffer.slice(0, newline);
-            this.lineBuffer = this.lineBuffer.slice(newline + 1);
+          for (const line of this.lines.push(chunk)) {
             if (!line.trim()) continue;
             let message: InterpreterMessage;
             try {

@@ -6,10 +6,11 @@
 import { randomBytes } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type Docker from "dockerode";
-import { runExec } from "./docker-exec.js";
+import type { WarmContainerPool } from "@sbx/emulator-kit";
 import { ProcessRegistry } from "./envd-process.js";
-import { CodeContextRegistry, codeInterpreterDriverPath, codeInterpreterDriverSource } from "./code-interpreter.js";
+import { CodeContextRegistry } from "./code-interpreter.js";
 import { FilesystemHelperRegistry } from "./filesystem-helper.js";
+import { prepareContainer, shapeKey, writeDeadline, type ContainerShape, type PreparedContainer } from "./sandbox-container.js";
 import {
   describeFirewallRule,
   installFirewallRules,
@@ -19,21 +20,17 @@ import {
   type RequestedNetwork,
 } from "./network-policy.js";
 
-/** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.e2b-emulator";
-/** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.e2b-emulator.instance";
-/** Label holding the emulated sandbox id. */
-export const SANDBOX_ID_LABEL = "sbx.e2b-emulator.sandbox";
+export { DEFAULT_USER, EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, SANDBOX_ID_LABEL } from "./sandbox-container.js";
 
 /** envd version reported to the SDK; gates features in the SDK (see the wire-protocol notes). */
 export const EMULATED_ENVD_VERSION = "0.6.13";
 
-/** File inside the container holding the lifetime deadline (Unix seconds) that PID 1's loop obeys. */
-const DEADLINE_FILE = "/run/e2b-emulator-deadline";
-
-/** Default unprivileged user, as in E2B templates. */
-export const DEFAULT_USER = "user";
+/**
+ * Longest a container waits in the warm pool before it is discarded instead of used, in milliseconds; its own
+ * backstop deadline (PID 1's) is this plus `WARM_DEADLINE_SLACK_SECONDS`, so it is rewritten long before it passes.
+ */
+export const WARM_CONTAINER_MAX_AGE_MS = 120_000;
+const WARM_DEADLINE_SLACK_SECONDS = 60;
 
 /** Home directory of a sandbox user. */
 export function homeDirectoryOf(user: string): string {
@@ -65,6 +62,8 @@ export interface ContainerSandboxOptions {
   requestedNetwork: RequestedNetwork | undefined;
   /** Called once the sandbox is gone (killed or timed out). */
   onGone: (sandbox: ContainerSandbox) => void;
+  /** Containers prepared ahead of demand (ADR 0041); without it every create starts its own. */
+  warmContainers?: WarmContainerPool<PreparedContainer>;
 }
 
 /** What `GET /_emulator/sandboxes/{id}` reports. */
@@ -81,18 +80,18 @@ export interface SandboxEnforcementReport {
 
 /** An emulated sandbox backed by a running container. */
 export class ContainerSandbox {
-  readonly id = randomIdentifier(20);
+  readonly id: string;
   readonly accessToken = randomBytes(24).toString("hex");
   readonly clientId = randomIdentifier(8);
-  readonly startedAt = new Date();
+  readonly startedAt: Date;
   readonly processes: ProcessRegistry;
   readonly codeContexts: CodeContextRegistry;
   /** Persistent per-user processes answering the envd filesystem RPCs. */
   readonly filesystemHelpers: FilesystemHelperRegistry;
   endAt: Date;
-  container!: Docker.Container;
-  containerId = "";
-  containerAddress: string | null = null;
+  readonly container: Docker.Container;
+  readonly containerId: string;
+  readonly containerAddress: string | null;
   firewallRules: FirewallRule[] = [];
   private lifetimeTimer: NodeJS.Timeout | undefined;
   private killing: Promise<void> | undefined;
@@ -100,18 +99,43 @@ export class ContainerSandbox {
   /** Data-plane responses (envd, code interpreter) still being answered; dropped when the sandbox ends. */
   private readonly inFlight = new Set<ServerResponse>();
 
-  private constructor(readonly options: ContainerSandboxOptions) {
-    this.endAt = this.computeEndAt(options.timeoutSeconds);
+  private constructor(
+    readonly options: ContainerSandboxOptions,
+    prepared: PreparedContainer,
+    startedAt: Date,
+  ) {
+    this.startedAt = startedAt;
+    this.id = prepared.sandboxId;
+    this.container = prepared.container;
+    this.containerId = prepared.containerId;
+    this.containerAddress = prepared.containerAddress;
+    // Counted from the create request, like before a container was taken or prepared.
+    this.endAt = new Date(startedAt.getTime() + Math.max(0, Math.min(options.timeoutSeconds, options.maxTimeoutSeconds)) * 1000);
     this.processes = new ProcessRegistry(this);
     this.codeContexts = new CodeContextRegistry(this);
     this.filesystemHelpers = new FilesystemHelperRegistry(this);
   }
 
-  /** Creates, starts and prepares the container (user account, driver script, firewall). */
+  /**
+   * Takes a container prepared ahead of demand (ADR 0041) or prepares one now (user account, driver script), then
+   * applies what belongs to this sandbox: the deadline PID 1 obeys and the firewall rules of its network policy.
+   */
   static async start(options: ContainerSandboxOptions): Promise<ContainerSandbox> {
-    const sandbox = new ContainerSandbox(options);
+    const startedAt = new Date();
+    const shape: ContainerShape = {
+      docker: options.docker,
+      image: options.image,
+      instanceId: options.instanceId,
+      networkMode: options.plan.mode === "none" ? "none" : options.networkName,
+    };
+    const warmDeadline = () => Math.ceil((Date.now() + WARM_CONTAINER_MAX_AGE_MS) / 1000) + WARM_DEADLINE_SLACK_SECONDS;
+    const warm = await options.warmContainers?.take(shapeKey(shape), () => prepareContainer(shape, randomIdentifier(20), warmDeadline()));
+    const appliedSeconds = Math.max(0, Math.min(options.timeoutSeconds, options.maxTimeoutSeconds));
+    const prepared = warm ?? (await prepareContainer(shape, randomIdentifier(20), Math.ceil(startedAt.getTime() / 1000 + appliedSeconds)));
+    const sandbox = new ContainerSandbox(options, prepared, startedAt);
     try {
-      await sandbox.createContainer();
+      if (warm) await writeDeadline(sandbox.container, Math.ceil(sandbox.endAt.getTime() / 1000));
+      await sandbox.installFirewall();
     } catch (error) {
       await sandbox.kill();
       throw error;
@@ -158,56 +182,11 @@ export class ContainerSandbox {
     return new Date(Math.min(Date.now() + appliedSeconds * 1000, lifetimeCap));
   }
 
-  private async createContainer(): Promise<void> {
-    const { docker, plan } = this.options;
-    const deadline = Math.ceil(this.endAt.getTime() / 1000);
-    // PID 1 (under docker-init) sleeps until the deadline in DEADLINE_FILE, so the container
-    // ends on time even if the emulator process dies; setTimeout rewrites the file.
-    const lifetimeScript =
-      `echo "$1" > ${DEADLINE_FILE}; ` + `while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
-    this.container = await docker.createContainer({
-      Image: this.options.image,
-      name: `e2b-emulator-${this.id}`,
-      Cmd: ["/bin/sh", "-c", lifetimeScript, "e2b-emulator-lifetime", String(deadline)],
-      Env: Object.entries(this.options.environment).map(([key, value]) => `${key}=${value}`),
-      WorkingDir: "/",
-      Labels: {
-        [EMULATOR_LABEL]: "1",
-        [EMULATOR_INSTANCE_LABEL]: this.options.instanceId,
-        [SANDBOX_ID_LABEL]: this.id,
-      },
-      HostConfig: {
-        AutoRemove: true,
-        Init: true,
-        NetworkMode: plan.mode === "none" ? "none" : this.options.networkName,
-      },
-    });
-    this.containerId = this.container.id;
-    await this.container.start();
-    const setupScript = [
-      `id -u ${DEFAULT_USER} >/dev/null 2>&1 || useradd -m -u 1000 -s /bin/bash ${DEFAULT_USER} 2>/dev/null || {`,
-      `  echo '${DEFAULT_USER}:x:1000:1000::/home/${DEFAULT_USER}:/bin/bash' >> /etc/passwd;`,
-      `  echo '${DEFAULT_USER}:x:1000:' >> /etc/group; }`,
-      `mkdir -p /home/${DEFAULT_USER} && chown ${DEFAULT_USER}: /home/${DEFAULT_USER}`,
-      `mkdir -p "$(dirname ${codeInterpreterDriverPath})"`,
-      `cat > ${codeInterpreterDriverPath}`,
-    ].join("\n");
-    const setup = await runExec(this.container, {
-      command: ["/bin/sh", "-c", setupScript],
-      user: "root",
-      stdinData: Buffer.from(codeInterpreterDriverSource, "utf8"),
-    });
-    if (setup.exitCode !== 0) {
-      throw new Error(`sandbox setup failed (exit ${setup.exitCode}): ${setup.stderr.toString("utf8")}`);
-    }
-    if (plan.mode === "network") {
-      const information = await this.container.inspect();
-      this.containerAddress = information.NetworkSettings.Networks[this.options.networkName]?.IPAddress || null;
-      if (plan.needsFirewall) {
-        if (!this.containerAddress) throw new Error("container has no IP address to firewall");
-        this.firewallRules = await installFirewallRules(this.containerAddress, plan, `sbx-e2b-emulator:${this.id}`);
-      }
-    }
+  private async installFirewall(): Promise<void> {
+    const { plan } = this.options;
+    if (plan.mode !== "network" || !plan.needsFirewall) return;
+    if (!this.containerAddress) throw new Error("container has no IP address to firewall");
+    this.firewallRules = await installFirewallRules(this.containerAddress, plan, `sbx-e2b-emulator:${this.id}`);
   }
 
   private armTimer(): void {
@@ -221,11 +200,7 @@ export class ContainerSandbox {
   async setTimeout(requestedSeconds: number): Promise<void> {
     this.endAt = this.computeEndAt(requestedSeconds);
     this.armTimer();
-    const deadline = Math.ceil(this.endAt.getTime() / 1000);
-    await runExec(this.container, {
-      command: ["/bin/sh", "-c", `echo ${deadline} > ${DEADLINE_FILE}`],
-      user: "root",
-    }).catch(() => undefined);
+    await writeDeadline(this.container, Math.ceil(this.endAt.getTime() / 1000)).catch(() => undefined);
   }
 
   /** Describes what was enforced, for `GET /_emulator/sandboxes/{id}`. */
@@ -261,7 +236,7 @@ export class ContainerSandbox {
       this.killing = (async () => {
         if (this.lifetimeTimer) clearTimeout(this.lifetimeTimer);
         this.options.onGone(this);
-        if (this.container) await this.container.remove({ force: true }).catch(() => undefined);
+        await this.container.remove({ force: true }).catch(() => undefined);
         await removeFirewallRules(this.firewallRules);
         this.processes.closeAll();
         this.codeContexts.closeAll();

@@ -7,6 +7,8 @@ import { readBody } from "./connect-protocol.js";
 import { ContainerSandbox, EMULATED_ENVD_VERSION } from "./container-sandbox.js";
 import { planNetworkPolicy, UnsupportedNetworkPolicyError, type RequestedNetwork } from "./network-policy.js";
 import type Docker from "dockerode";
+import type { WarmContainerPool } from "@sbx/emulator-kit";
+import type { PreparedContainer } from "./sandbox-container.js";
 
 /** State the control plane works on. */
 export interface ControlPlaneContext {
@@ -19,6 +21,8 @@ export interface ControlPlaneContext {
   sandboxes: Map<string, ContainerSandbox>;
   /** False once stop() began: creating is refused. */
   accepting: () => boolean;
+  /** Containers prepared ahead of demand (ADR 0041). */
+  warmContainers?: WarmContainerPool<PreparedContainer>;
 }
 
 /** Writes an API error as JSON `{code, message}` (the SDK branches on `code`). */
@@ -174,6 +178,7 @@ export async function handleControlPlaneRequest(
       allowInternetAccess: body.allow_internet_access,
       requestedNetwork: body.network,
       onGone: (gone) => context.sandboxes.delete(gone.id),
+      warmContainers: context.warmContainers,
     });
     context.sandboxes.set(sandbox.id, sandbox);
     if (!context.accepting()) {

@@ -9,6 +9,7 @@ import { startExec, type RunningExec } from "./docker-exec.js";
 import { ConnectProtocolError, type ConnectErrorCode } from "./connect-protocol.js";
 import type { ContainerSandbox } from "./container-sandbox.js";
 import { filesystemHelperSource } from "./filesystem-helper-script.js";
+import { LineSplitter } from "./line-splitter.js";
 
 /** A request to the helper (without its id). */
 export type FilesystemHelperRequest =
@@ -83,7 +84,7 @@ class FilesystemHelper {
   }
 
   private async start(): Promise<RunningExec> {
-    let lineBuffer = "";
+    const lines = new LineSplitter();
     let isReady = false;
     const stderr: string[] = [];
     let resolveReady!: () => void;
@@ -93,11 +94,7 @@ class FilesystemHelper {
       { command: ["python3", "-u", "-c", filesystemHelperSource], user: this.user, workingDirectory: "/", attachStdin: true, pollExitCode: false },
       {
         onStdout: (chunk) => {
-          lineBuffer += chunk.toString("utf8");
-          let newline: number;
-          while ((newline = lineBuffer.indexOf("\n")) >= 0) {
-            const line = lineBuffer.slice(0, newline);
-            lineBuffer = lineBuffer.slice(newline + 1);
+          for (const line of lines.push(chunk)) {
             if (!line.trim()) continue;
             let message: HelperResponse | { ready: true };
             try {

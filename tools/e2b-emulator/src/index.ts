@@ -6,9 +6,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Docker from "dockerode";
-import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork } from "@sbx/emulator-kit";
+import {
+  cleanUpOnProcessExit,
+  removeLabelledContainers,
+  removeSynchronously,
+  requireLocalImage,
+  useOrCreateNetwork,
+  WarmContainerPool,
+} from "@sbx/emulator-kit";
 import { handleControlPlaneRequest, sendApiError } from "./control-plane.js";
-import { ContainerSandbox, EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, randomIdentifier } from "./container-sandbox.js";
+import { ContainerSandbox, EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, randomIdentifier, WARM_CONTAINER_MAX_AGE_MS } from "./container-sandbox.js";
+import type { PreparedContainer } from "./sandbox-container.js";
 import { handleSandboxRequest } from "./sandbox-router.js";
 import { describeFirewallRule } from "./network-policy.js";
 
@@ -62,7 +70,12 @@ export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promis
 
   const sandboxes = new Map<string, ContainerSandbox>();
   let accepting = true;
+  const warmContainers = new WarmContainerPool<PreparedContainer>({
+    maxAgeMs: WARM_CONTAINER_MAX_AGE_MS,
+    discard: (prepared) => prepared.container.remove({ force: true }).then(() => undefined),
+  });
   const context = {
+    warmContainers,
     docker,
     image,
     instanceId,
@@ -109,7 +122,7 @@ export async function startE2BEmulator(options: E2BEmulatorOptions = {}): Promis
     stopping ??= (async () => {
       accepting = false;
       forgetExitCleanup();
-      await Promise.all([...sandboxes.values()].map((sandbox) => sandbox.kill()));
+      await Promise.all([...sandboxes.values()].map((sandbox) => sandbox.kill()).concat(warmContainers.close()));
       // Anything left behind by this instance (e.g. a create racing with stop).
       await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
       server.closeAllConnections();

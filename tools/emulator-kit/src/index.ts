@@ -31,3 +31,4 @@ export {
   type SynchronousCleanup,
 } from "./emulator-resources.js";
 export { sessionHasProcesses } from "./session-processes.js";
+export { WarmContainerPool, type WarmContainerPoolOptions } from "./warm-containers.js";

@@ -90,6 +90,7 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       },
       onGone: () => undefined,
       v1Id,
+      warmContainers: state.warmContainers,
     });
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;

@@ -7,8 +7,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type Docker from "dockerode";
-import { EmulatedExec, PID_FOLDER, type ExecRequest } from "./emulated-exec.js";
-import { FS_TOOLS_PATH, FS_TOOLS_SOURCE } from "./fs-tools-script.js";
+import type { WarmContainerPool } from "@sbx/emulator-kit";
+import { EmulatedExec, type ExecRequest } from "./emulated-exec.js";
 import {
   describeFirewallRule,
   installFirewallRules,
@@ -18,12 +18,15 @@ import {
   type FirewallRule,
   type NetworkAccessMessage,
 } from "./network-policy.js";
-import { createTarArchive } from "./tar-archive.js";
+import { lifetimeCommand, prepareContainer, shapeKey, writeDeadline, type ContainerShape, type PreparedContainer } from "./sandbox-container.js";
 
-/** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.modal-emulator";
-/** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.modal-emulator.instance";
+export { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL } from "./sandbox-container.js";
+
+/**
+ * Longest a container waits among those started ahead of demand before it is discarded instead of used, in
+ * milliseconds; its own backstop deadline is this plus a minute, so a sandbox taking it moves it long before.
+ */
+export const WARM_CONTAINER_MAX_AGE_MS = 120_000;
 
 /** Modal's `GenericResult.status`. */
 export const RESULT_STATUS = { UNSPECIFIED: 0, SUCCESS: 1, FAILURE: 2, TERMINATED: 3, TIMEOUT: 4 } as const;
@@ -73,6 +76,8 @@ export interface EmulatedSandboxOptions {
   readonly onGone: (sandbox: EmulatedSandbox) => void;
   /** Mint a V1-shaped id (`sb-` + 22 alphanumerics), for sandboxes made through the V1 `SandboxCreate` (modal 0.10's default path). */
   readonly v1Id?: boolean;
+  /** Containers started ahead of demand (ADR 0041); without it every create starts its own. */
+  readonly warmContainers?: WarmContainerPool<PreparedContainer>;
 }
 
 function v1SandboxId(): string {
@@ -80,13 +85,20 @@ function v1SandboxId(): string {
   return `sb-${[...randomBytes(22)].map((byte) => alphabet[byte % alphabet.length]).join("")}`;
 }
 
-const DEADLINE_FILE = "/__modal/deadline";
 /**
  * Seconds the container's own backstop waits past the sandbox deadline. Were it the deadline itself, the container
  * could stop (and its execs die) before the emulator's timer recorded the sandbox as timed out: a client asking then
  * would see a running sandbox and a command killed by SIGKILL, which Modal never reports.
  */
 const BACKSTOP_SLACK_SECONDS = 5;
+
+/** The Docker resources a definition asks for (a hard limit where Modal has a max). */
+function dockerResourcesOf(definition: SandboxDefinitionRecord): { nanoCpus: number | undefined; memoryBytes: number | undefined } {
+  const resources = definition.resources;
+  const milliCpu = resources?.milliCpuMax || resources?.milliCpu || undefined;
+  const memoryMb = resources?.memoryMbMax || resources?.memoryMb || undefined;
+  return { nanoCpus: milliCpu ? milliCpu * 1_000_000 : undefined, memoryBytes: memoryMb ? memoryMb * 1024 * 1024 : undefined };
+}
 
 /** An emulated sandbox backed by a container. */
 export class EmulatedSandbox {
@@ -95,30 +107,72 @@ export class EmulatedSandbox {
   readonly createdAt = Date.now() / 1000;
   readonly execs = new Map<string, EmulatedExec>();
   readonly network: EmulatorNetworkPlan;
-  container!: Docker.Container;
-  containerId = "";
-  containerAddress: string | null = null;
+  readonly container: Docker.Container;
+  readonly containerId: string;
+  readonly containerAddress: string | null;
   firewallRules: FirewallRule[] = [];
   result: GenericResultMessage | undefined;
   private lastActivity = Date.now();
   private lifetimeTimer: NodeJS.Timeout | undefined;
-  /** When the sandbox's lifetime ends (epoch milliseconds), fixed when its container is created. */
-  private deadlineMs = 0;
+  /** When the sandbox's lifetime ends (epoch milliseconds), fixed when the create request arrived. */
+  private readonly deadlineMs: number;
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
   private readonly resultWaiters = new Set<() => void>();
 
-  private constructor(readonly options: EmulatedSandboxOptions) {
-    // V2 ids must not look like V1 ids, or the SDK switches to the V1 RPCs for fromId, wait and terminate.
-    this.id = options.v1Id ? v1SandboxId() : `sb-emu-${randomUUID()}`;
-    this.network = planNetwork(options.definition.networkAccess);
+  private constructor(
+    readonly options: EmulatedSandboxOptions,
+    prepared: PreparedContainer,
+    network: EmulatorNetworkPlan,
+    deadlineMs: number,
+  ) {
+    this.id = prepared.sandboxId;
+    this.container = prepared.container;
+    this.containerId = prepared.containerId;
+    this.containerAddress = prepared.containerAddress;
+    this.network = network;
+    this.deadlineMs = deadlineMs;
   }
 
-  /** Creates and starts the container, installs the fs tool and firewall rules. */
+  /**
+   * Takes a container started ahead of demand (ADR 0041; only for the default entrypoint) or starts one now, then
+   * applies what belongs to this sandbox: the backstop deadline and the firewall rules of its network policy.
+   */
   static async start(options: EmulatedSandboxOptions): Promise<EmulatedSandbox> {
-    const sandbox = new EmulatedSandbox(options);
+    const { definition } = options;
+    const deadlineMs = Date.now() + definition.timeoutSeconds * 1000;
+    const backstopSeconds = (atMs: number) => Math.ceil(atMs / 1000) + BACKSTOP_SLACK_SECONDS;
+    const network = planNetwork(definition.networkAccess);
+    const { nanoCpus, memoryBytes } = dockerResourcesOf(definition);
+    const shape: ContainerShape = {
+      docker: options.docker,
+      image: options.image,
+      instanceId: options.instanceId,
+      networkMode: network.mode === "none" ? "none" : options.networkName,
+      workdir: definition.workdir,
+      nanoCpus,
+      memoryBytes,
+    };
+    // V2 ids must not look like V1 ids, or the SDK switches to the V1 RPCs for fromId, wait and terminate.
+    const newId = () => (options.v1Id ? v1SandboxId() : `sb-emu-${randomUUID()}`);
+    const ownEntrypoint = definition.entrypointArgs.length > 0;
+    const warm = ownEntrypoint
+      ? undefined
+      : await options.warmContainers?.take(shapeKey(shape, options.v1Id ? "v1" : "v2"), () =>
+          prepareContainer(shape, newId(), lifetimeCommand(backstopSeconds(Date.now() + WARM_CONTAINER_MAX_AGE_MS) + 60), {}),
+        );
+    const prepared =
+      warm ??
+      (await prepareContainer(
+        shape,
+        newId(),
+        ownEntrypoint ? definition.entrypointArgs : lifetimeCommand(backstopSeconds(deadlineMs)),
+        ownEntrypoint ? definition.environment : {},
+      ));
+    const sandbox = new EmulatedSandbox(options, prepared, network, deadlineMs);
     try {
-      await sandbox.createContainer();
+      if (warm) await writeDeadline(sandbox.container, backstopSeconds(deadlineMs));
+      await sandbox.claimContainer();
     } catch (error) {
       await sandbox.end({ status: RESULT_STATUS.FAILURE, exception: String(error) });
       throw error;
@@ -141,48 +195,11 @@ export class EmulatedSandbox {
   }
 
   private dockerResources(): { nanoCpus: number | undefined; memoryBytes: number | undefined } {
-    const resources = this.definition.resources;
-    const milliCpu = resources?.milliCpuMax || resources?.milliCpu || undefined;
-    const memoryMb = resources?.memoryMbMax || resources?.memoryMb || undefined;
-    return { nanoCpus: milliCpu ? milliCpu * 1_000_000 : undefined, memoryBytes: memoryMb ? memoryMb * 1024 * 1024 : undefined };
+    return dockerResourcesOf(this.definition);
   }
 
-  private async createContainer(): Promise<void> {
-    const { docker, definition } = this.options;
-    this.deadlineMs = Date.now() + definition.timeoutSeconds * 1000;
-    const deadline = Math.ceil(this.deadlineMs / 1000) + BACKSTOP_SLACK_SECONDS;
-    const lifetimeScript = `echo "$1" > ${DEADLINE_FILE}; while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
-    const command =
-      definition.entrypointArgs.length > 0
-        ? definition.entrypointArgs
-        : ["/bin/sh", "-c", lifetimeScript, "modal-emulator-lifetime", String(deadline)];
-    const { nanoCpus, memoryBytes } = this.dockerResources();
-    this.container = await docker.createContainer({
-      Image: this.options.image,
-      name: `modal-emulator-${this.id.slice(-36)}`,
-      Entrypoint: [],
-      Cmd: command,
-      WorkingDir: definition.workdir,
-      Env: Object.entries(definition.environment).map(([key, value]) => `${key}=${value}`),
-      Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: this.options.instanceId, "sbx.modal-emulator.sandbox": this.id },
-      HostConfig: {
-        Init: true,
-        NetworkMode: this.network.mode === "none" ? "none" : this.options.networkName,
-        ...(nanoCpus ? { NanoCpus: nanoCpus } : {}),
-        ...(memoryBytes ? { Memory: memoryBytes, MemorySwap: memoryBytes } : {}),
-      },
-    });
-    this.containerId = this.container.id;
-    await this.container.putArchive(
-      createTarArchive([
-        { path: "__modal", mode: 0o755 },
-        { path: "__modal/.bin", mode: 0o755 },
-        { path: PID_FOLDER.slice(1), mode: 0o1733 },
-        { path: FS_TOOLS_PATH.slice(1), mode: 0o755, content: Buffer.from(FS_TOOLS_SOURCE, "utf8") },
-      ]),
-      { path: "/" },
-    );
-    await this.container.start();
+  /** Watches PID 1 (its exit ends the sandbox) and installs the firewall rules of the sandbox's network policy. */
+  private async claimContainer(): Promise<void> {
     void this.container.wait().then(
       (outcome: { StatusCode?: number }) => {
         if (!this.finished)
@@ -190,13 +207,9 @@ export class EmulatedSandbox {
       },
       () => undefined,
     );
-    if (this.network.mode === "network") {
-      const information = await this.container.inspect();
-      this.containerAddress = information.NetworkSettings.Networks[this.options.networkName]?.IPAddress || null;
-      if (this.network.needsFirewall) {
-        if (!this.containerAddress) throw new Error("the container has no IP address to firewall");
-        this.firewallRules = await installFirewallRules(this.containerAddress, this.network, `sbx-modal-emulator:${this.id}`);
-      }
+    if (this.network.mode === "network" && this.network.needsFirewall) {
+      if (!this.containerAddress) throw new Error("the container has no IP address to firewall");
+      this.firewallRules = await installFirewallRules(this.containerAddress, this.network, `sbx-modal-emulator:${this.id}`);
     }
   }
 
@@ -273,7 +286,7 @@ export class EmulatedSandbox {
         if (this.idleTimer) clearInterval(this.idleTimer);
         this.options.onGone(this);
         for (const exec of this.execs.values()) exec.sandboxEnded = true;
-        if (this.container) await this.container.remove({ force: true }).catch(() => undefined);
+        await this.container.remove({ force: true }).catch(() => undefined);
         await removeFirewallRules(this.firewallRules);
       })();
     }

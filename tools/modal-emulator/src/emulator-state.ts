@@ -1,6 +1,8 @@
 /** State shared by the emulator's control plane and task command router. */
 import type Docker from "dockerode";
+import type { WarmContainerPool } from "@sbx/emulator-kit";
 import type { EmulatedSandbox } from "./emulated-sandbox.js";
+import type { PreparedContainer } from "./sandbox-container.js";
 
 /** Everything the handlers need. */
 export interface EmulatorState {
@@ -26,4 +28,6 @@ export interface EmulatorState {
   routerAccess(): { jwt: string; url: string };
   /** False once `stop()` began. */
   accepting(): boolean;
+  /** Containers started ahead of demand (ADR 0041). */
+  readonly warmContainers?: WarmContainerPool<PreparedContainer>;
 }

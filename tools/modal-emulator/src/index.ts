@@ -7,10 +7,25 @@
  */
 import { randomBytes } from "node:crypto";
 import Docker from "dockerode";
-import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, requireLocalImage, useOrCreateNetwork } from "@sbx/emulator-kit";
+import {
+  cleanUpOnProcessExit,
+  removeLabelledContainers,
+  removeSynchronously,
+  requireLocalImage,
+  useOrCreateNetwork,
+  WarmContainerPool,
+} from "@sbx/emulator-kit";
 import { createServer } from "nice-grpc";
 import { controlPlaneHandlers } from "./control-plane.js";
-import { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, RESULT_STATUS, type EmulatedSandbox, type SandboxEnforcementReport } from "./emulated-sandbox.js";
+import {
+  EMULATOR_INSTANCE_LABEL,
+  EMULATOR_LABEL,
+  RESULT_STATUS,
+  WARM_CONTAINER_MAX_AGE_MS,
+  type EmulatedSandbox,
+  type SandboxEnforcementReport,
+} from "./emulated-sandbox.js";
+import type { PreparedContainer } from "./sandbox-container.js";
 import type { EmulatorState } from "./emulator-state.js";
 import { jwtLikeToken, withUnimplementedStubs } from "./grpc-service.js";
 import { loadModalDefinitions, MODAL_SDK_VERSION } from "./modal-definitions.js";
@@ -87,6 +102,10 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
     sandboxes: new Map<string, EmulatedSandbox>(),
     routerAccess: () => ({ jwt: routerJwt, url: `https://127.0.0.1:${port}` }),
     accepting: () => accepting,
+    warmContainers: new WarmContainerPool<PreparedContainer>({
+      maxAgeMs: WARM_CONTAINER_MAX_AGE_MS,
+      discard: (prepared) => prepared.container.remove({ force: true }).then(() => undefined),
+    }),
   };
 
   const server = createServer({ "grpc.max_receive_message_length": 100 * 1024 * 1024, "grpc.max_send_message_length": 100 * 1024 * 1024 });
@@ -126,7 +145,9 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
           accepting = false;
           forgetExitCleanup();
           await Promise.all(
-            [...state.sandboxes.values()].map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" })),
+            [...state.sandboxes.values()]
+              .map((sandbox) => sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "emulator stopped" }))
+              .concat(state.warmContainers?.close() ?? []),
           );
           await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
           server.forceShutdown();
