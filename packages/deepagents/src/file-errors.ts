@@ -29,7 +29,9 @@ export function fileOperationError(error: unknown): FileOperationError | undefin
 }
 
 /** Runs a file call and returns its value, or deepagents' code for a path error; any other error is rethrown. */
-export async function withFileOperationError<Value>(work: () => Promise<Value>): Promise<{ value: Value; error: null } | { value: null; error: FileOperationError }> {
+export async function withFileOperationError<Value>(
+  work: () => Promise<Value>,
+): Promise<{ value: Value; error: null } | { value: null; error: FileOperationError }> {
   try {
     return { value: await work(), error: null };
   } catch (error) {

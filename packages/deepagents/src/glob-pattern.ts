@@ -22,7 +22,10 @@ export function globPattern(glob: string): RegExp {
       index += 1;
     } else if (character === "[" && glob.indexOf("]", index + 1) > index + 1) {
       const close = glob.indexOf("]", index + 1);
-      const members = glob.slice(index + 1, close).replace(/^!/, "^").replace(/\\/g, "\\\\");
+      const members = glob
+        .slice(index + 1, close)
+        .replace(/^!/, "^")
+        .replace(/\\/g, "\\\\");
       source += `[${members}]`;
       index = close + 1;
     } else {

@@ -131,7 +131,9 @@ export async function grepNatively(
   if (root.type === "directory") {
     const walked = await walk(sandbox, base);
     truncated = walked.truncated;
-    files = walked.entries.filter((entry) => entry.type === "file" && (nameMatcher === null || nameMatcher.test(entry.name))).map((entry) => entry.path);
+    files = walked.entries
+      .filter((entry) => entry.type === "file" && (nameMatcher === null || nameMatcher.test(entry.name)))
+      .map((entry) => entry.path);
   } else {
     files = root.type === "file" && (nameMatcher === null || nameMatcher.test(root.name)) ? [base] : [];
   }

@@ -37,7 +37,9 @@ describe.for(BACKENDS)("a deepagents agent drives SbxSandbox on $name", (backend
     const model = fakeModel()
       .respondWithTools([{ name: "ls", args: { path: project }, id: "ls-1" }])
       .respondWithTools([{ name: "read_file", args: { file_path: `${project}/app.py` }, id: "read-1" }])
-      .respondWithTools([{ name: "edit_file", args: { file_path: `${project}/app.py`, old_string: "'hello'", new_string: "'hello, sbx'" }, id: "edit-1" }])
+      .respondWithTools([
+        { name: "edit_file", args: { file_path: `${project}/app.py`, old_string: "'hello'", new_string: "'hello, sbx'" }, id: "edit-1" },
+      ])
       .respondWithTools([{ name: "grep", args: { pattern: "hello, sbx", path: project }, id: "grep-1" }])
       .respondWithTools([{ name: "glob", args: { pattern: "**/*.md", path: project }, id: "glob-1" }])
       .respondWithTools([{ name: "execute", args: { command: `python3 ${project}/app.py; echo to-stderr >&2; echo last; exit 3` }, id: "execute-1" }])

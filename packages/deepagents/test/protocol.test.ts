@@ -88,7 +88,10 @@ describe.for(BACKENDS)("SbxSandbox on $name", (backend) => {
     it("writes, edits, reads a page with line numbers, reads bytes, and deletes", async (context) => {
       if (!backend.usable) return context.skip(`${backend.name} is not usable here`);
       const path = `${sandbox.workspace}/pages/ten.txt`;
-      expect(await sandbox.write(path, Array.from({ length: 10 }, (_, index) => `line ${index + 1}`).join("\n") + "\n")).toEqual({ path, filesUpdate: null });
+      expect(await sandbox.write(path, Array.from({ length: 10 }, (_, index) => `line ${index + 1}`).join("\n") + "\n")).toEqual({
+        path,
+        filesUpdate: null,
+      });
       expect(await sandbox.edit(path, "line 5\n", "line five\n")).toEqual({ path, filesUpdate: null, occurrences: 1 });
       expect(await sandbox.read(path, 3, 4)).toEqual({
         content: "     4\tline 4\n     5\tline five\n     6\tline 6\n     7\tline 7\n",
@@ -101,9 +104,17 @@ describe.for(BACKENDS)("SbxSandbox on $name", (backend) => {
       await sandbox.write(`${sandbox.workspace}/pages/empty.txt`, "");
       // deepagents' shell read echoes the reminder with a newline; the file-API read gives it as its read tool matches it.
       const empty = await sandbox.read(`${sandbox.workspace}/pages/empty.txt`);
-      expect({ ...empty, content: (empty.content as string).trimEnd() }).toEqual({ content: "System reminder: File exists but has empty contents", mimeType: "text/plain" });
-      expect(await sandbox.read(`${root}/image.png`)).toEqual({ content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65]), mimeType: "image/png" });
-      expect(await sandbox.read(`${sandbox.workspace}/pages/missing.txt`)).toEqual({ error: `File '${sandbox.workspace}/pages/missing.txt' not found` });
+      expect({ ...empty, content: (empty.content as string).trimEnd() }).toEqual({
+        content: "System reminder: File exists but has empty contents",
+        mimeType: "text/plain",
+      });
+      expect(await sandbox.read(`${root}/image.png`)).toEqual({
+        content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65]),
+        mimeType: "image/png",
+      });
+      expect(await sandbox.read(`${sandbox.workspace}/pages/missing.txt`)).toEqual({
+        error: `File '${sandbox.workspace}/pages/missing.txt' not found`,
+      });
       expect(await sandbox.delete(`${sandbox.workspace}/pages`)).toEqual({ path: `${sandbox.workspace}/pages`, filesUpdate: null });
       expect(await sandbox.sandbox.files.exists(`${sandbox.workspace}/pages`)).toBe(false);
       expect(await sandbox.delete(`${sandbox.workspace}/pages`)).toEqual({ error: `Error: '${sandbox.workspace}/pages' not found` });

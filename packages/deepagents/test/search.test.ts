@@ -74,5 +74,4 @@ describe.for(BACKENDS)("SbxSandbox ls, glob and grep on $name", (backend) => {
       expect(capped).toEqual({ matches: [{ path: `${root}/src/util.py`, line: 1, text: "def needle():" }], truncated: true });
     });
   });
-
 });
