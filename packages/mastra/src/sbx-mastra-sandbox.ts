@@ -182,7 +182,9 @@ export class SbxMastraSandbox extends MastraSandbox implements WorkspaceSandbox 
       if (isSbxError(error, "SBX_ABORTED")) throw new SandboxAbortError("command", options.abortSignal?.reason);
       if (!isSbxError(error, "SBX_TIMEOUT")) throw error;
       const timeout = error as TimeoutError;
-      stderr.append(`\nsbx: the command ran past ${timeout.timeoutMs} ms and ${timeout.killed ? "was killed" : "was told to stop (the kill was not confirmed)"}`);
+      stderr.append(
+        `\nsbx: the command ran past ${timeout.timeoutMs} ms and ${timeout.killed ? "was killed" : "was told to stop (the kill was not confirmed)"}`,
+      );
       return {
         ...result,
         success: false,
