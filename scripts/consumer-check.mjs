@@ -67,6 +67,7 @@ const PRELUDES = {
   "packages/deepagents/README.md#1":
     'declare const target: string;\ndeclare const model: import("@langchain/core/language_models/chat_models").BaseChatModel;',
   "packages/mastra/README.md#1": 'declare const target: string;\ndeclare const model: import("@mastra/core/llm").MastraModelConfig;',
+  "packages/openai-agents/README.md#1": 'declare const target: string;\ndeclare const model: import("@openai/agents-core").Model;',
   "packages/docker/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
   "packages/e2b/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
   "packages/modal/README.md#2": 'declare const sandbox: import("@sbx/core").Sandbox;',
