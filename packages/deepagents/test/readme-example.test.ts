@@ -1,0 +1,45 @@
+import { readFile } from "node:fs/promises";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { describe, expect, it, vi } from "vitest";
+import { runApp } from "../examples/run-app.js";
+import { BACKENDS } from "./backends.js";
+
+/** The lines between `// #region name` and `// #endregion name`, dedented. */
+async function region(file: URL, name: string): Promise<string> {
+  const lines = (await readFile(file, "utf8")).split("\n");
+  const body = lines.slice(
+    lines.findIndex((line) => line.trim() === `// #region ${name}`) + 1,
+    lines.findIndex((line) => line.trim() === `// #endregion ${name}`),
+  );
+  const indent = Math.min(...body.filter((line) => line.trim()).map((line) => line.length - line.trimStart().length));
+  return body.map((line) => line.slice(indent)).join("\n");
+}
+
+describe("packages/deepagents/README.md", () => {
+  it("shows examples/run-app.ts verbatim", async () => {
+    const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(await region(new URL("../examples/run-app.ts", import.meta.url), "example"));
+  });
+
+  it.for(BACKENDS.map((backend) => [backend.name, backend.usable, backend.target] as const))(
+    "its example runs an agent on %s",
+    async ([name, usable, target], context) => {
+      if (!usable) return context.skip(`${name} is not usable here`);
+      const model = fakeModel()
+        .respondWithTools([{ name: "execute", args: { command: "python3 app.py" }, id: "execute-1" }])
+        .respond((messages) => {
+          const output = messages.filter((message) => ToolMessage.isInstance(message)).at(-1)?.text ?? "";
+          return new AIMessage(`app.py prints ${output.split("\n")[0]}.`);
+        });
+      const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+      try {
+        const text = await runApp(model, target);
+        expect(text).toBe("app.py prints 45.");
+        expect(log).toHaveBeenCalledWith("app.py prints 45.");
+      } finally {
+        log.mockRestore();
+      }
+    },
+  );
+});
