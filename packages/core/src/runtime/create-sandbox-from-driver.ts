@@ -1,9 +1,10 @@
+import type { ChannelCredentials } from "../channel/driver-channel.js";
 import type { CredentialAuditEntry } from "../v1/credentials.js";
+import type { SandboxLogger } from "../v1/logging.js";
 import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
 import { buildAuditRecord } from "./audit-record.js";
-import { withDriverDefaults } from "./driver-defaults.js";
 import { rememberDriver } from "./native-handle.js";
 import { createSandboxCode } from "./sandbox-code.js";
 import { createSandboxCommands } from "./sandbox-commands.js";
@@ -31,8 +32,13 @@ export interface SandboxContext {
   readonly reconnected?: boolean;
   /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
   readonly destroyTimeoutMs?: number;
-  /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
-  readonly credentials?: { auditEntries(): CredentialAuditEntry[] };
+  /**
+   * The sandbox's scoped credentials (see `credential()`): their audit entries go into the audit record, and the call
+   * channel adds issued values to spawn requests, starts revocation when the sandbox is lost and revokes after destroy.
+   */
+  readonly credentials?: ChannelCredentials & { auditEntries(): CredentialAuditEntry[] };
+  /** The debug logger: every driver call is logged by the call channel. Default none. */
+  readonly logger?: SandboxLogger;
 }
 
 /**
@@ -42,9 +48,9 @@ export interface SandboxContext {
  * (`sandbox-state`), commands, code, files, the audit record and kill; this function only puts them together.
  */
 export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: SandboxContext): Sandbox {
-  // The optional file operations a driver leaves out come from core's POSIX defaults on its `spawn` (ADR 0020).
-  const driver = withDriverDefaults(givenDriver);
-  const state = new SandboxState(driver, context);
+  // Every driver call goes through the state's call channel, which resolved the driver's methods once (ADR 0037).
+  const state = new SandboxState(givenDriver, context);
+  const { driver } = state;
   const { runCode, createCodeContext } = createSandboxCode(state);
   const kill = createSandboxKill(state);
   const sandbox: Sandbox = {
@@ -56,13 +62,14 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     runCode,
     createCodeContext,
     files: createSandboxFiles(state),
-    audit: () => buildAuditRecord({ driver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
+    audit: () =>
+      buildAuditRecord({ driver: givenDriver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
     get closed() {
       return state.closedAt !== null;
     },
     kill,
     [Symbol.asyncDispose]: kill,
   };
-  rememberDriver(sandbox, driver);
+  rememberDriver(sandbox, givenDriver);
   return sandbox;
 }
