@@ -166,8 +166,8 @@ describe("a driver with only spawn, destroy and its audit record", () => {
 
   /** The host-process driver without any file method: core defaults every one of them over spawn. */
   function spawnOnlyDriver(): SandboxDriverV1 {
-    const { id, workspace: root, audit, spawn, destroy } = createHostProcessDriver(workspace);
-    return { id, workspace: root, audit, spawn, destroy };
+    const host = createHostProcessDriver(workspace);
+    return { id: host.id, workspace: host.workspace, audit: host.audit, spawn: (request) => host.spawn(request), destroy: () => host.destroy() };
   }
 
   it("reads and writes files through core's defaults over spawn", async () => {

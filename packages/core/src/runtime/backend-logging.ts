@@ -1,5 +1,4 @@
 import { SbxError } from "../errors/index.js";
-import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxLogEntry, SandboxLogger } from "../v1/logging.js";
 import { redactText } from "./redaction.js";
 
