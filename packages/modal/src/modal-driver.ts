@@ -9,12 +9,7 @@ import {
   type SpawnedProcess,
   type SpawnRequest,
 } from "@sbx/core";
-import {
-  commandOutOfMemoryReport,
-  KILL_PROCESS_TREE_SCRIPT,
-  OUT_OF_MEMORY_PROBE_SCRIPT,
-  parseOutOfMemoryKills,
-} from "@sbx/core/adapter";
+import { commandOutOfMemoryReport, KILL_PROCESS_TREE_SCRIPT, OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
