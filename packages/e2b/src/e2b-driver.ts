@@ -217,17 +217,20 @@ export class E2BDriver implements SandboxDriverV1 {
   private processHandle(pid: number, rawExit: Promise<number>): SpawnedProcess {
     let exited = false;
     let killed = false;
-    /** Set when the command ended because the sandbox is gone: later calls on the handle say so too. */
-    let lost: SbxError | undefined;
+    /**
+     * The failure the command's exit ended with (a gone sandbox, or a failure core then asks `probe()` about): a kill
+     * after it cannot verify anything, so it rejects with the same.
+     */
+    let exitFailure: SbxError | undefined;
     const exit = rawExit
       .then(
         (exitCode) => ({ exitCode }),
-        async (error: unknown) => {
+        (error: unknown) => {
           // Our own destroy() ended it: the command died with the sandbox, as asked.
           if (this.destroyed) return { exitCode: KILLED_EXIT_CODE };
           const mapped = this.failure(error, "wait for a command");
-          if (mapped.code === "SBX_SANDBOX_NOT_FOUND") lost = mapped;
-          else if (killed) return { exitCode: KILLED_EXIT_CODE };
+          if (killed && mapped.code !== "SBX_SANDBOX_NOT_FOUND") return { exitCode: KILLED_EXIT_CODE };
+          exitFailure = mapped;
           throw mapped;
         },
       )
@@ -239,7 +242,7 @@ export class E2BDriver implements SandboxDriverV1 {
       if (!killing) {
         killed = true;
         killing = (async () => {
-          if (lost) throw lost;
+          if (exitFailure) throw exitFailure;
           if (exited || this.destroyed) return;
           try {
             await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, {
@@ -248,8 +251,8 @@ export class E2BDriver implements SandboxDriverV1 {
             });
             if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
-            // eslint-disable-next-line @typescript-eslint/only-throw-error -- `lost` is an SbxError (TypeScript narrows it to `never` here, after the await)
-            if (lost) throw lost;
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- `exitFailure` is an SbxError (TypeScript narrows it to `never` here, after the await)
+            if (exitFailure) throw exitFailure;
             if (exited || this.destroyed) return;
             // A sandbox that vanished took the command with it, but that is not a verified kill: say it is gone.
             throw this.failure(error, "kill a command");

@@ -158,13 +158,16 @@ export class DriverChannel implements ResolvedDriverMethods {
   /** Applies the lost-sandbox rule to a failed call's error and returns what the call reports. */
   private async settleFailure(operation: string, failure: SbxError, signal: AbortSignal | undefined): Promise<SbxError> {
     if (isSandboxGone(failure)) return this.noticeGone(failure);
-    if (this.lostError || this.killing || signal?.aborted || !this.probe || !isAmbiguousFailure(failure)) return failure;
+    if (!isAmbiguousFailure(failure)) return failure;
+    const { backend, secretValues } = this.options;
+    // A sandbox already found gone explains an ambiguous failure of a call that was in flight: it is gone too.
+    if (this.lostError) return adapterFailure(lostAfterProbe(failure, { backend, sandboxId: this.id, operation }), backend, operation, secretValues);
+    if (this.killing || signal?.aborted || !this.probe) return failure;
     const probe = this.probe;
     this.probing ??= askProbe(probe).finally(() => {
       this.probing = undefined;
     });
     if ((await this.probing) !== "gone") return failure;
-    const { backend, secretValues } = this.options;
     return this.noticeGone(adapterFailure(lostAfterProbe(failure, { backend, sandboxId: this.id, operation }), backend, operation, secretValues));
   }
 
