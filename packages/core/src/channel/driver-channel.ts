@@ -155,6 +155,27 @@ export class DriverChannel implements ResolvedDriverMethods {
     }
   };
 
+  /**
+   * A stream the driver returned, read by the caller after the call itself returned (`files.read` as a stream): its
+   * failures pass through the same rule as a call's (an sbx error, secrets redacted, the lost-sandbox rule).
+   */
+  readonly watchStream = (operation: string, stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> => {
+    const { backend, secretValues } = this.options;
+    const reader = stream.getReader();
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const next = await reader.read();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        } catch (thrown) {
+          controller.error(await this.settleFailure(operation, adapterFailure(thrown, backend, operation, secretValues), undefined));
+        }
+      },
+      cancel: (reason) => reader.cancel(reason).catch(() => {}),
+    });
+  };
+
   /** Applies the lost-sandbox rule to a failed call's error and returns what the call reports. */
   private async settleFailure(operation: string, failure: SbxError, signal: AbortSignal | undefined): Promise<SbxError> {
     if (isSandboxGone(failure)) return this.noticeGone(failure);

@@ -88,7 +88,7 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
         () => driver.readFile(target, { signal: fileOptions?.signal }),
         { method: "readFile", detail: target },
       );
-      return limitedStream(stream, maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
+      return limitedStream(driver.watchStream("read a file", stream), maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
     }
     const limitBytes = maxBytes ?? DEFAULT_READ_LIMIT_BYTES;
     const bytes = await runFileCall(
