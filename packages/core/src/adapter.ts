@@ -16,6 +16,9 @@ export type {
   CodeRequest,
   DriverExecution,
   SandboxDriverV1,
+  ProbeAnswer,
+  DriverAgentEnforcement,
+  DriverCodeAgent,
 } from "./v1/provider.js";
 export type { ResolvedCreateOptions } from "./v1/options.js";
 export { defineCapabilities, narrowCapabilities } from "./v1/capabilities.js";
@@ -38,10 +41,12 @@ export { validate } from "./runtime/validate.js";
 export { withinTime } from "./runtime/deadline.js";
 export { redactValue, REDACTED } from "./runtime/redaction.js";
 export { nativeHandleOf } from "./runtime/native-handle.js";
-export { withCodeAgent, type SandboxDriverWithAgent } from "./agent/code-agent.js";
+export { withCodeAgent, type SandboxDriverWithAgent, type CodeAgentOptions } from "./agent/code-agent.js";
 export type { SandboxAgentClientOptions, AgentRunOptions, AgentCommandEnforcement } from "./agent/agent-client.js";
 export { shellQuote } from "./posix/shell-quote.js";
 export { helperEnvironment } from "./posix/posix-command.js";
+export { probeAnswerSchema } from "./v1/provider.js";
+export { PROBE_TIMEOUT_MS } from "./channel/loss-probe.js";
 export {
   posixFileOperations,
   posixFileOperationsOver,

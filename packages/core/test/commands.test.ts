@@ -2,11 +2,24 @@ import { caught } from "./support/caught.ts";
 import { describe, expect, it } from "vitest";
 import { AbortedError, createSandbox, InvalidArgumentError, PathError, ProviderError, TimeoutError } from "../src/index.ts";
 import { defineCapabilities } from "../src/adapter.ts";
-import { createMemoryProvider, MEMORY_WORKSPACE } from "./support/memory-driver.ts";
+import { createMemoryProvider, MEMORY_WORKSPACE, type MemoryDriver } from "./support/memory-driver.ts";
 
-async function sandboxWith(options: Parameters<typeof createMemoryProvider>[0] = {}, createOptions: Parameters<typeof createSandbox>[1] = {}) {
+async function sandboxWith(
+  options: Parameters<typeof createMemoryProvider>[0] = {},
+  createOptions: Parameters<typeof createSandbox>[1] = {},
+  /** Changes the driver before core makes the sandbox (core resolves a driver's methods once, ADR 0037). */
+  prepare?: (driver: MemoryDriver) => void,
+) {
   const provider = createMemoryProvider(options);
-  const sandbox = await createSandbox(provider, createOptions);
+  const prepared = {
+    ...provider,
+    create: async (request: Parameters<typeof provider.create>[0]) => {
+      const driver = (await provider.create(request)) as MemoryDriver;
+      prepare?.(driver);
+      return driver;
+    },
+  };
+  const sandbox = await createSandbox(prepared, createOptions);
   return { provider, sandbox, driver: provider.drivers[0]! };
 }
 
@@ -176,13 +189,14 @@ describe("timeouts and abort kill the command", () => {
   });
 
   it("a failed stdin write kills the process and surfaces as ProviderError", async () => {
-    const { sandbox, driver } = await sandboxWith();
-    const spawn = driver.spawn.bind(driver);
-    driver.spawn = async (request) => ({
-      ...(await spawn(request)),
-      writeStdin: async () => {
-        throw new Error("pipe closed");
-      },
+    const { sandbox, driver } = await sandboxWith({}, {}, (driver) => {
+      const spawn = driver.spawn.bind(driver);
+      driver.spawn = async (request) => ({
+        ...(await spawn(request)),
+        writeStdin: async () => {
+          throw new Error("pipe closed");
+        },
+      });
     });
     const error = await caught(() => sandbox.commands.run("cat", { stdin: "x" }));
     expect(error).toBeInstanceOf(ProviderError);
@@ -213,14 +227,15 @@ describe("timeouts and abort kill the command", () => {
   });
 
   it("aborting while the backend is still starting the process kills it once started", async () => {
-    const { sandbox, driver } = await sandboxWith();
     const controller = new AbortController();
-    const spawn = driver.spawn.bind(driver);
-    driver.spawn = async (request) => {
-      const process = await spawn(request);
-      controller.abort();
-      return process;
-    };
+    const { sandbox, driver } = await sandboxWith({}, {}, (driver) => {
+      const spawn = driver.spawn.bind(driver);
+      driver.spawn = async (request) => {
+        const process = await spawn(request);
+        controller.abort();
+        return process;
+      };
+    });
     const error = await caught(() => sandbox.commands.run("hang", { signal: controller.signal }));
     expect(error).toBeInstanceOf(AbortedError);
     expect(driver.processes[0]!.killCalls).toBe(1);

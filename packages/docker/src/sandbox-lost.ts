@@ -83,16 +83,12 @@ export class SandboxLoss {
 
   /**
    * The error an operation that failed with `error` raises: the lost-sandbox error when the engine said the
-   * container is gone; for an ambiguous failure (an engine or transport error, never a typed answer such as
-   * `FileNotFoundError`) the engine is asked once; otherwise the error itself, an untyped one as `ProviderError`.
+   * container is gone; otherwise the error itself, an untyped one as `ProviderError`. An ambiguous failure (an engine
+   * or transport error) is left to core's call channel, which asks `probe()` once (ADR 0037).
    */
   async failure(error: unknown): Promise<Error> {
     if (SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND") return error;
     if (isContainerGoneError(error)) return this.markLost("the engine no longer has it running", error);
-    if (!SbxError.isInstance(error) || error.code === "SBX_PROVIDER") {
-      const gone = await this.lostError().catch(() => undefined);
-      if (gone) return gone;
-    }
     return engineFailure(error);
   }
 }

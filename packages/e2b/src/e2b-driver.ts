@@ -1,7 +1,8 @@
 import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
 import type { CommandHandle } from "e2b";
-import { FileNotFoundError, PathError, SandboxNotFoundError, type SbxError, type FileEntry } from "@sbx/core";
+import { FileNotFoundError, PathError, type SbxError, type FileEntry } from "@sbx/core";
 import {
+  type ProbeAnswer,
   type CodeRequest,
   type DriverAudit,
   type DriverExecution,
@@ -29,11 +30,8 @@ export const NO_STREAM_DEADLINE_MS = 2_147_483_647;
 /** Exit code reported for a command E2B reports as killed by a signal (E2B gives -1 without naming the signal). */
 export const KILLED_EXIT_CODE = 128 + 9;
 
-/** How long the "is the sandbox still there?" probe after a failed call may take, in milliseconds. */
+/** How long the envd health request of `probe()` may take, in milliseconds (core bounds the probe as well). */
 export const LOST_SANDBOX_PROBE_TIMEOUT_MS = 5_000;
-
-/** Core error codes after which the adapter asks envd whether the sandbox is still there (see `failure`). */
-const CODES_WORTH_A_PROBE = new Set(["SBX_PROVIDER", "SBX_TIMEOUT"]);
 
 /** What `E2BDriver` needs besides the SDK sandbox. */
 export interface E2BDriverOptions {
@@ -107,35 +105,23 @@ export class E2BDriver implements SandboxDriverV1 {
   }
 
   /**
-   * The "sandbox lost" rule. Maps an SDK error to a core error; when that is a generic failure or a timeout
-   * (a dropped connection, a stream that ended without an end event, a request that timed out), asks envd's
-   * `/health` whether the sandbox is still there (E2B's edge answers 502 once it is gone) and, if it is not,
-   * returns `SandboxNotFoundError` instead: the call failed because the sandbox was killed or reached its end
-   * of life meanwhile. The SDK does the same for the calls it wraps; this also covers the raw-byte command
-   * stream, file streams and uploads, whose failures the SDK passes through unchanged.
+   * Maps an SDK error to a core error (`mapE2BError`). Whether a generic failure or a timeout means the sandbox is
+   * gone is core's question (ADR 0037): it asks `probe()`.
    */
-  private async failure(error: unknown, operation: string, path?: string): Promise<SbxError> {
-    const mapped = mapE2BError(error, { operation, sandboxId: this.id, path, timeoutMs: this.options.requestTimeoutMs });
-    if (!CODES_WORTH_A_PROBE.has(mapped.code) || !(await this.isGone())) return mapped;
-    return this.lostError(error, operation);
+  private failure(error: unknown, operation: string, path?: string): SbxError {
+    return mapE2BError(error, { operation, sandboxId: this.id, path, timeoutMs: this.options.requestTimeoutMs });
   }
 
-  private lostError(cause: unknown, operation: string): SandboxNotFoundError {
-    const detail = cause instanceof Error ? ` (${cause.message})` : "";
-    return new SandboxNotFoundError({
-      backend: "e2b",
-      cause,
-      sandboxId: this.id,
-      message: `The E2B sandbox ${this.id} is gone: it was killed or reached its end of life while trying to ${operation}${detail}. Create a new sandbox.`,
-    });
-  }
-
-  /** True only when envd's health check says the sandbox is not running (a failed probe proves nothing). */
-  private async isGone(): Promise<boolean> {
+  /**
+   * Whether the sandbox still exists, from envd's `/health` (E2B's edge answers 502 once the sandbox is gone):
+   * `"gone"` when it says the sandbox is not running, `"running"` when it is, `"unknown"` when the check failed (a
+   * failed check proves nothing).
+   */
+  async probe(): Promise<ProbeAnswer> {
     try {
-      return (await this.sandbox.isRunning({ requestTimeoutMs: LOST_SANDBOX_PROBE_TIMEOUT_MS })) === false;
+      return (await this.sandbox.isRunning({ requestTimeoutMs: LOST_SANDBOX_PROBE_TIMEOUT_MS })) ? "running" : "gone";
     } catch {
-      return false;
+      return "unknown";
     }
   }
 
@@ -170,7 +156,7 @@ export class E2BDriver implements SandboxDriverV1 {
       pid = Number(event.value.pid);
     } catch (error) {
       controller.abort();
-      throw await this.failure(error, "start a command");
+      throw this.failure(error, "start a command");
     } finally {
       if (startTimer) clearTimeout(startTimer);
     }
@@ -211,7 +197,7 @@ export class E2BDriver implements SandboxDriverV1 {
         onStderr: (text: string) => request.onStderr(this.encoder.encode(text)),
       });
     } catch (error) {
-      throw await this.failure(error, "start a command");
+      throw this.failure(error, "start a command");
     }
     const exit = handle.wait().then(
       (result) => result.exitCode,
@@ -229,17 +215,20 @@ export class E2BDriver implements SandboxDriverV1 {
   private processHandle(pid: number, rawExit: Promise<number>): SpawnedProcess {
     let exited = false;
     let killed = false;
-    /** Set when the command ended because the sandbox is gone: later calls on the handle say so too. */
-    let lost: SbxError | undefined;
+    /**
+     * The failure the command's exit ended with (a gone sandbox, or a failure core then asks `probe()` about): a kill
+     * after it cannot verify anything, so it rejects with the same.
+     */
+    let exitFailure: SbxError | undefined;
     const exit = rawExit
       .then(
         (exitCode) => ({ exitCode }),
-        async (error: unknown) => {
+        (error: unknown) => {
           // Our own destroy() ended it: the command died with the sandbox, as asked.
           if (this.destroyed) return { exitCode: KILLED_EXIT_CODE };
-          const mapped = await this.failure(error, "wait for a command");
-          if (mapped.code === "SBX_SANDBOX_NOT_FOUND") lost = mapped;
-          else if (killed) return { exitCode: KILLED_EXIT_CODE };
+          const mapped = this.failure(error, "wait for a command");
+          if (killed && mapped.code !== "SBX_SANDBOX_NOT_FOUND") return { exitCode: KILLED_EXIT_CODE };
+          exitFailure = mapped;
           throw mapped;
         },
       )
@@ -251,7 +240,7 @@ export class E2BDriver implements SandboxDriverV1 {
       if (!killing) {
         killed = true;
         killing = (async () => {
-          if (lost) throw lost;
+          if (exitFailure) throw exitFailure;
           if (exited || this.destroyed) return;
           try {
             await this.sandbox.commands.run(`/bin/bash -c ${shellQuote(KILL_PROCESS_TREE_SCRIPT)} sbx-kill ${pid}`, {
@@ -260,11 +249,11 @@ export class E2BDriver implements SandboxDriverV1 {
             });
             if (!exited) await this.sandbox.commands.kill(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
           } catch (error) {
-            // eslint-disable-next-line @typescript-eslint/only-throw-error -- `lost` is an SbxError (TypeScript narrows it to `never` here, after the await)
-            if (lost) throw lost;
+            // eslint-disable-next-line @typescript-eslint/only-throw-error -- `exitFailure` is an SbxError (TypeScript narrows it to `never` here, after the await)
+            if (exitFailure) throw exitFailure;
             if (exited || this.destroyed) return;
             // A sandbox that vanished took the command with it, but that is not a verified kill: say it is gone.
-            throw await this.failure(error, "kill a command");
+            throw this.failure(error, "kill a command");
           }
         })();
       }
@@ -277,7 +266,7 @@ export class E2BDriver implements SandboxDriverV1 {
         try {
           await this.sandbox.commands.sendStdin(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
-          throw await this.failure(error, "write to stdin");
+          throw this.failure(error, "write to stdin");
         }
       },
       closeStdin: async () => {
@@ -285,7 +274,7 @@ export class E2BDriver implements SandboxDriverV1 {
           await this.sandbox.commands.closeStdin(pid, { requestTimeoutMs: this.options.requestTimeoutMs });
         } catch (error) {
           if (exited) return;
-          throw await this.failure(error, "close stdin");
+          throw this.failure(error, "close stdin");
         }
       },
       kill,
@@ -324,7 +313,7 @@ export class E2BDriver implements SandboxDriverV1 {
       }
       return { error: mapE2BExecutionError(outcome.error), results: outcome.results.map(mapE2BResult) };
     } catch (error) {
-      throw await this.failure(error, "run code");
+      throw this.failure(error, "run code");
     } finally {
       if (onAbort) request.signal.removeEventListener("abort", onAbort);
       if (oneShot && !request.signal.aborted) void this.removeContext(target.id);
@@ -337,7 +326,7 @@ export class E2BDriver implements SandboxDriverV1 {
       if (signal?.aborted) void this.removeContext(created.id);
       return { id: created.id, language: created.language ?? language, cwd: created.cwd ?? cwd };
     } catch (error) {
-      throw await this.failure(error, "create a code context");
+      throw this.failure(error, "create a code context");
     }
   }
 
@@ -356,7 +345,7 @@ export class E2BDriver implements SandboxDriverV1 {
     try {
       return (await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal })) as EntryInfoLike;
     } catch (error) {
-      const mapped = await this.failure(error, "stat a file", path);
+      const mapped = this.failure(error, "stat a file", path);
       if (mapped.code === "SBX_FILE_NOT_FOUND") return undefined;
       throw mapped;
     }
@@ -400,7 +389,7 @@ export class E2BDriver implements SandboxDriverV1 {
           if (next.done) controller.close();
           else controller.enqueue(next.value);
         } catch (error) {
-          controller.error(await this.failure(error, "read a file", path));
+          controller.error(this.failure(error, "read a file", path));
         }
       },
       cancel: (reason) => reader.cancel(reason).catch(() => {}),
@@ -427,7 +416,7 @@ export class E2BDriver implements SandboxDriverV1 {
     try {
       return this.guardedStream((await read) as ReadableStream<Uint8Array>, path);
     } catch (error) {
-      throw await this.failure(error, "read a file", path);
+      throw this.failure(error, "read a file", path);
     }
   }
 
@@ -442,12 +431,12 @@ export class E2BDriver implements SandboxDriverV1 {
         await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
       await data.cancel().catch(() => {});
-      throw error instanceof Error && "code" in error ? error : await this.failure(error, "write a file", path);
+      throw error instanceof Error && "code" in error ? error : this.failure(error, "write a file", path);
     }
     try {
       await this.sandbox.files.write(path, data as ReadableStream, { ...this.fileOptions, signal: options.signal });
     } catch (error) {
-      throw await this.failure(error, "write a file", path);
+      throw this.failure(error, "write a file", path);
     }
   }
 

@@ -181,25 +181,40 @@ const driverMakers: Array<[string, () => Promise<E2BDriver>]> = [
   ],
 ];
 
+/** A core sandbox over `driver`, so every call goes through core's call channel (ADR 0037). */
+function overCore(driver: E2BDriver): Sandbox {
+  return createSandboxFromDriver(driver, {
+    provider: createSandboxProvider(shared.emulator!.connectionOptions) as SandboxProviderV1,
+    target: "base",
+    options: {
+      network: { egress: "deny" },
+      timeoutMs: 120_000,
+      env: {},
+      secrets: {},
+      metadata: {},
+      mounts: [],
+      user: "default",
+      allowFake: false,
+      settings: {},
+    },
+  });
+}
+
 describe.each(driverMakers)("the E2B driver's process handle on a lost sandbox (%s)", (_label, makeDriver) => {
-  it("exit rejects and kill() rejects with SandboxNotFoundError: a vanished sandbox is not a verified kill", async (context) => {
+  it("probe() answers running, then gone; wait() and kill() reject with SandboxNotFoundError: a vanished sandbox is not a verified kill", async (context) => {
     if (!shared.emulator) return context.skip(`E2B emulator unavailable: ${shared.unavailable}`);
     const driver = await makeDriver();
-    const stdout: Uint8Array[] = [];
-    const spawned = await driver.spawn({
-      command: "echo started; sleep 60",
-      cwd: "/home/user",
-      env: {},
-      stdin: false,
-      onStdout: (chunk) => void stdout.push(chunk),
-      onStderr: () => {},
-    });
-    const exit = spawned.exit.catch((error: unknown) => error);
-    await waitFor(() => Buffer.concat(stdout).toString().includes("started"));
+    const sandbox = overCore(driver);
+    expect(await driver.probe()).toBe("running");
+    const stdout: string[] = [];
+    const handle = await sandbox.commands.start("echo started; sleep 60", { onStdout: (text) => void stdout.push(text) });
+    const waited = handle.wait().catch((error: unknown) => error);
+    await waitFor(() => stdout.join("").includes("started"));
     await killOutOfBand(driver.id);
-    expectLost(await exit, driver.id);
-    expectLost(await spawned.kill().catch((error: unknown) => error), driver.id);
-    await driver.destroy();
+    expect(await driver.probe()).toBe("gone");
+    expectLost(await waited, driver.id);
+    expectLost(await handle.kill().catch((error: unknown) => error), driver.id);
+    await sandbox.kill();
   });
 });
 

@@ -5,6 +5,7 @@ import type {
   CodeRequest,
   DriverAudit,
   DriverExecution,
+  ProbeAnswer,
   ResolvedCreateOptions,
   SandboxDriverV1,
   SpawnedProcess,
@@ -608,6 +609,14 @@ export class FakeDriver implements SandboxDriverV1 {
     await this.fs.mv(source, destination).catch((error) => {
       throw translateFileError(error, from);
     });
+  }
+
+  /**
+   * Whether the sandbox still exists, for core's lost-sandbox rule (ADR 0037): `"gone"` once it was lost (a fault),
+   * its lifetime ended or it was destroyed, else `"running"`. The fake always knows.
+   */
+  async probe(): Promise<ProbeAnswer> {
+    return this.config.faults.isLost(this.id) || this.expired || this.destroyed ? "gone" : "running";
   }
 
   async destroy(): Promise<void> {

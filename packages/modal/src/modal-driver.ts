@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { ProviderError, SandboxNotFoundError, SbxError } from "@sbx/core";
+import { ProviderError, SandboxNotFoundError, type SbxError } from "@sbx/core";
 import {
   type DriverAudit,
+  type ProbeAnswer,
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
@@ -9,8 +10,6 @@ import {
   KILL_PROCESS_TREE_SCRIPT,
   OUT_OF_MEMORY_PROBE_SCRIPT,
   parseOutOfMemoryKills,
-  posixFileOperations,
-  posixReadFile,
 } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
@@ -60,39 +59,23 @@ export class ModalDriver implements SandboxDriverV1 {
   }
 
   /**
-   * Maps an SDK error. An error that maps to nothing more specific than `ProviderError` is checked against the
-   * sandbox's state (one `poll`): when the sandbox has finished (terminated, timed out, idle) or is unknown, the
-   * error is `SandboxNotFoundError` instead. Modal's filesystem API reports a call on a finished sandbox as an
-   * "unexpected error", so without this a lost sandbox would look like a backend fault.
+   * Maps an SDK error (`mapModalError`). Whether a generic failure means the sandbox is gone is core's question
+   * (ADR 0037): it asks `probe()`. (Modal's filesystem API reports a call on a finished sandbox as an "unexpected
+   * error"; the probe's `poll` tells the two apart.)
    */
-  private async failure(error: unknown, operation: string, path?: string): Promise<SbxError> {
-    const mapped = mapModalError(error, { operation, sandboxId: this.id, path });
-    if (mapped.code !== "SBX_PROVIDER" || this.ended.signal.aborted) return mapped;
-    let exitCode: number | null;
-    try {
-      exitCode = await this.sandbox.poll();
-    } catch (pollError) {
-      const pollMapped = mapModalError(pollError, { operation, sandboxId: this.id });
-      return pollMapped.code === "SBX_SANDBOX_NOT_FOUND"
-        ? new SandboxNotFoundError({ backend: "modal", cause: error, sandboxId: this.id, message: pollMapped.message })
-        : mapped;
-    }
-    if (exitCode === null) return mapped;
-    return new SandboxNotFoundError({
-      backend: "modal",
-      cause: error,
-      sandboxId: this.id,
-      message: `The Modal sandbox ${this.id} has finished (exit code ${exitCode}: terminated, timed out or idle) while trying to ${operation}.`,
-    });
+  private failure(error: unknown, operation: string, path?: string): SbxError {
+    return mapModalError(error, { operation, sandboxId: this.id, path });
   }
 
-  /** The sandbox's exit code when it has finished, null when Modal no longer knows it, undefined while it runs. */
-  private async finishedExitCode(): Promise<number | null | undefined> {
+  /**
+   * Whether the sandbox still exists, from one `poll`: `"running"` while it has no exit code, `"gone"` once it has
+   * finished (terminated, timed out, idle) or Modal no longer knows it, `"unknown"` when the poll failed otherwise.
+   */
+  async probe(): Promise<ProbeAnswer> {
     try {
-      const exitCode = await this.sandbox.poll();
-      return exitCode === null ? undefined : exitCode;
+      return (await this.sandbox.poll()) === null ? "running" : "gone";
     } catch (error) {
-      return mapModalError(error, { operation: "check the sandbox", sandboxId: this.id }).code === "SBX_SANDBOX_NOT_FOUND" ? null : undefined;
+      return mapModalError(error, { operation: "check the sandbox", sandboxId: this.id }).code === "SBX_SANDBOX_NOT_FOUND" ? "gone" : "unknown";
     }
   }
 
@@ -132,7 +115,7 @@ export class ModalDriver implements SandboxDriverV1 {
     }
     if (end.kind === "complete" || end.kind === "held-by-background-child" || end.kind === "abandoned" || stopped()) return;
     if (end.kind === "failed") {
-      const mapped = await this.failure(end.error, "read a command's output");
+      const mapped = this.failure(end.error, "read a command's output");
       if (mapped.code !== "SBX_PROVIDER") throw mapped;
       throw new ProviderError({
         backend: "modal",
@@ -157,7 +140,7 @@ export class ModalDriver implements SandboxDriverV1 {
       });
       return (await this.orWhenDestroyed(check.wait(), 1)) === 0;
     } catch (error) {
-      throw await this.failure(error, "check a command's background processes");
+      throw this.failure(error, "check a command's background processes");
     }
   }
 
@@ -200,7 +183,7 @@ export class ModalDriver implements SandboxDriverV1 {
         },
       );
     } catch (error) {
-      throw await this.failure(error, "start a command");
+      throw this.failure(error, "start a command");
     }
     const stdin = process.stdin.getWriter();
     let stdinClosed = false;
@@ -222,16 +205,13 @@ export class ModalDriver implements SandboxDriverV1 {
         else throw mapModalError(error, { operation: "wait for a command", sandboxId: this.id });
       }
       // An exit by SIGKILL that sbx did not cause may be the sandbox ending under the command (terminated
-      // elsewhere, its lifetime or idle timeout): that is the sandbox-lost rule, not a result.
-      if (exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted) {
-        const finished = await this.finishedExitCode();
-        if (finished !== undefined) {
-          throw new SandboxNotFoundError({
-            backend: "modal",
-            sandboxId: this.id,
-            message: `The Modal sandbox ${this.id} ended while a command ran in it (${finished === null ? "it is unknown to Modal" : `exit code ${finished}: terminated, timed out or idle`}). Create a new sandbox.`,
-          });
-        }
+      // elsewhere, its lifetime or idle timeout): Modal then reports the sandbox finished, a fact, not a result.
+      if (exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted && (await this.probe()) === "gone") {
+        throw new SandboxNotFoundError({
+          backend: "modal",
+          sandboxId: this.id,
+          message: `The Modal sandbox ${this.id} ended while a command ran in it (terminated, timed out or idle). Create a new sandbox.`,
+        });
       }
       const outOfMemoryKilled =
         exitCode === KILLED_EXIT_CODE && !killed && !this.ended.signal.aborted ? await this.outOfMemoryKilledSinceLastRead() : undefined;
@@ -267,7 +247,7 @@ export class ModalDriver implements SandboxDriverV1 {
         try {
           await stdin.write(data);
         } catch (error) {
-          throw await this.failure(error, "write to stdin");
+          throw this.failure(error, "write to stdin");
         }
       },
       closeStdin: async () => {
@@ -275,36 +255,17 @@ export class ModalDriver implements SandboxDriverV1 {
           await closeStdinOnce();
         } catch (error) {
           if (exited) return;
-          throw await this.failure(error, "close stdin");
+          throw this.failure(error, "close stdin");
         }
       },
       kill,
     };
   }
 
-  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    // Through core's POSIX read (`cat` under the file policy) rather than Modal's ReadFile, which returns the whole
-    // file at once (a 2 GiB file would be held in host memory before core's read limit could apply), follows every
-    // symlink and blocks forever on a FIFO. Cancelling the stream (core's read limit) kills the `cat`.
-    try {
-      return await posixReadFile(this, path, options);
-    } catch (error) {
-      throw SbxError.isInstance(error) ? error : await this.failure(error, "read a file", path);
-    }
-  }
-
-  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal; sizeBytes?: number }): Promise<void> {
-    // Through core's race-free file helper over the exec's stdin (ADR 0031), not Modal's filesystem API: that follows
-    // every symbolic link, so a check before it is a check-then-use gap the sandbox's code can win by flipping a
-    // parent folder into a link out of the workspace.
-    try {
-      await posixFileOperations(this).writeFile(path, data, options);
-    } catch (error) {
-      throw SbxError.isInstance(error) ? error : await this.failure(error, "write a file", path);
-    }
-  }
-
-  // stat, list, remove, mkdir and rename: core's POSIX defaults through spawn (ADR 0020), which follow the file policy.
+  // Every file operation (readFile, writeFile, stat, list, remove, mkdir, rename): core's POSIX defaults through
+  // spawn (ADR 0020, ADR 0031, ADR 0037), which follow the file policy. Not Modal's filesystem API: its ReadFile
+  // returns the whole file at once (a 2 GiB file would be held in host memory before core's read limit applies),
+  // follows every symbolic link (a check before it is a check-then-use gap) and blocks forever on a FIFO.
 
   async destroy(): Promise<void> {
     this.destroyed ??= (async () => {

@@ -10,33 +10,47 @@ export type SandboxDriverWithAgent = SandboxDriverV1 &
     readonly agent: SandboxAgentClient;
   };
 
+/** How long stopping the agent may hold up the sandbox's destroy (which ends the agent anyway), in ms. */
+const AGENT_STOP_BOUND_MS = 2_000;
+
+/** Options of `attachSandboxAgent` and `withCodeAgent`: the agent client's, and which path commands take. */
+export type CodeAgentOptions = SandboxAgentClientOptions & {
+  /**
+   * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
+   * `spawn` otherwise or if the agent refuses before the command started. `"driver"`: commands always use the
+   * driver's `spawn`. Default: `"agent"` when `enforcement` is given (the backend's verified kill, out-of-memory report
+   * and lost-sandbox rule then hold on both paths, adr/0025), else `"driver"` (without it, the agent path verifies
+   * kills only within the command's session and reports `outOfMemoryKilled: null`).
+   */
+  commands?: "agent" | "driver";
+  /**
+   * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
+   * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
+   * leaves commands on the driver's `spawn` (they never wait for a restart).
+   */
+  commandsStartAgent?: boolean;
+};
+
+/** The sandbox agent attached to a driver's `spawn`: the methods core uses in place of the driver's. */
+export interface AttachedSandboxAgent {
+  /** The agent client. */
+  readonly agent: SandboxAgentClient;
+  /** Starts a command: through the agent while it runs (when commands take that path), else the driver's `spawn`. */
+  readonly spawn: SandboxDriverV1["spawn"];
+  /** Runs code through the agent; a per-call output limit is applied inside the sandbox too. */
+  readonly runCode: (request: CodeRequest) => Promise<DriverExecution>;
+  /** Creates a persistent code context in the agent. */
+  readonly createCodeContext: NonNullable<SandboxDriverV1["createCodeContext"]>;
+  /** Stops the agent, bounded (a stuck agent must not hold up the sandbox's removal). Never rejects. */
+  readonly stop: () => Promise<void>;
+}
+
 /**
- * Lets any driver that can `spawn` a process with stdin and stdout offer persistent code contexts and rich results:
- * returns a driver whose `runCode` and `createCodeContext` go through the sbx sandbox agent (Python 3.8+ stdlib,
- * injected at runtime, started lazily with one long-lived spawn on the first call). The adapter then declares
- * `STATEFUL_CODE` and `RICH_RESULTS` in its manifest. Every other primitive is the driver's own; `destroy` stops the
- * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
- * @example return withCodeAgent(driver, { backend: "docker" });
+ * Attaches the sbx sandbox agent (Python 3.8+ stdlib, injected at runtime, started lazily with one long-lived spawn
+ * on the first call) to anything that can `spawn` a process with stdin and stdout. Core calls it once, when it makes
+ * a sandbox whose driver declares `codeAgent` (ADR 0037); `withCodeAgent` uses it for adapters that wrap themselves.
  */
-export function withCodeAgent(
-  driver: SandboxDriverV1,
-  options: SandboxAgentClientOptions & {
-    /**
-     * `"agent"`: commands go through the agent while it runs (no exec per command), and through the driver's own
-     * `spawn` otherwise or if the agent refuses before the command started. `"driver"`: commands always use the
-     * driver's `spawn`. Default: `"agent"` when `enforcement` is given (the backend's verified kill, out-of-memory report
-     * and lost-sandbox rule then hold on both paths, adr/0025), else `"driver"` (without it, the agent path verifies
-     * kills only within the command's session and reports `outOfMemoryKilled: null`).
-     */
-    commands?: "agent" | "driver";
-    /**
-     * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
-     * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
-     * leaves commands on the driver's `spawn` (they never wait for a restart).
-     */
-    commandsStartAgent?: boolean;
-  },
-): SandboxDriverWithAgent {
+export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: CodeAgentOptions): AttachedSandboxAgent {
   const agent = new SandboxAgentClient(driver, options);
   const commandsThroughAgent = (options.commands ?? (options.enforcement ? "agent" : "driver")) === "agent";
   const spawn: SandboxDriverV1["spawn"] = async (request) => {
@@ -50,6 +64,30 @@ export function withCodeAgent(
     });
   };
   return {
+    agent,
+    spawn: commandsThroughAgent ? spawn : (request) => driver.spawn(request),
+    runCode: (request) => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
+    createCodeContext: (request) => agent.createContext(request),
+    stop: () =>
+      withinTime(
+        agent.stop().catch(() => {}),
+        AGENT_STOP_BOUND_MS,
+        () => new Error("the sandbox agent did not stop"),
+      ).catch(() => {}),
+  };
+}
+
+/**
+ * Lets any driver that can `spawn` a process with stdin and stdout offer persistent code contexts and rich results:
+ * returns a driver whose `runCode` and `createCodeContext` go through the sbx sandbox agent. The adapter then declares
+ * `STATEFUL_CODE` and `RICH_RESULTS` in its manifest. Every other primitive is the driver's own; `destroy` stops the
+ * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
+ * Prefer declaring `codeAgent` on the driver, so core applies the agent itself without forwarders (ADR 0037).
+ * @example return withCodeAgent(driver, { backend: "docker" });
+ */
+export function withCodeAgent(driver: SandboxDriverV1, options: CodeAgentOptions): SandboxDriverWithAgent {
+  const attached = attachSandboxAgent(driver, options);
+  return {
     get id() {
       return driver.id;
     },
@@ -62,26 +100,24 @@ export function withCodeAgent(
     get native() {
       return driver.native;
     },
-    agent,
-    spawn,
-    // A per-call output limit, when core passes one, is applied inside the sandbox too.
-    runCode: (request: CodeRequest): Promise<DriverExecution> => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
-    createCodeContext: (request) => agent.createContext(request),
-    readFile: (path, fileOptions) => driver.readFile(path, fileOptions),
-    writeFile: (path, data, fileOptions) => driver.writeFile(path, data, fileOptions),
-    // The optional file operations pass through when the driver has them; otherwise core's defaults apply.
+    get baseEnvironment() {
+      return driver.baseEnvironment;
+    },
+    agent: attached.agent,
+    spawn: attached.spawn,
+    runCode: attached.runCode,
+    createCodeContext: attached.createCodeContext,
+    // The optional methods pass through when the driver has them; otherwise core's defaults apply.
+    readFile: driver.readFile && ((path, fileOptions) => driver.readFile!(path, fileOptions)),
+    writeFile: driver.writeFile && ((path, data, fileOptions) => driver.writeFile!(path, data, fileOptions)),
     list: driver.list && ((path, fileOptions) => driver.list!(path, fileOptions)),
     stat: driver.stat && ((path, fileOptions) => driver.stat!(path, fileOptions)),
     remove: driver.remove && ((path, fileOptions) => driver.remove!(path, fileOptions)),
     mkdir: driver.mkdir && ((path, fileOptions) => driver.mkdir!(path, fileOptions)),
     rename: driver.rename && ((from, to, fileOptions) => driver.rename!(from, to, fileOptions)),
+    probe: driver.probe && ((probeOptions) => driver.probe!(probeOptions)),
     async destroy() {
-      // Bounded: a stuck agent must not hold up the sandbox's removal, which ends the agent anyway.
-      await withinTime(
-        agent.stop().catch(() => {}),
-        2_000,
-        () => undefined,
-      );
+      await attached.stop();
       await driver.destroy();
     },
   };

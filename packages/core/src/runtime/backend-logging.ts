@@ -1,5 +1,4 @@
 import { SbxError } from "../errors/index.js";
-import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxLogEntry, SandboxLogger } from "../v1/logging.js";
 import { redactText } from "./redaction.js";
 
@@ -23,10 +22,15 @@ export function resolveLogger(
   return flag && flag !== "0" && flag !== "false" ? stderrLogger : undefined;
 }
 
-interface CallDescription {
+/** One backend call as its log line describes it. */
+export interface CallDescription {
+  /** Backend name. */
   readonly backend: string;
+  /** The driver method (or `create` / `connect`). */
   readonly operation: string;
+  /** The sandbox, once there is one. */
   readonly sandboxId?: string;
+  /** What the call was about (a command line, a path): redacted and cut before it is logged. */
   readonly detail?: string;
 }
 
@@ -44,16 +48,17 @@ function emit(logger: SandboxLogger, entry: SandboxLogEntry): void {
   }
 }
 
-/** Times one backend call and logs it (operation, duration, outcome), secrets redacted. The call's result or error passes through unchanged. */
-export async function loggedCall<Result>(
-  logger: SandboxLogger | undefined,
+/**
+ * Starts timing one backend call; the returned function logs it (operation, duration, outcome), secrets redacted.
+ * Nothing is wrapped: the caller calls the backend itself and reports how it ended.
+ */
+export function startCallLog(
+  logger: SandboxLogger,
   secrets: readonly string[],
   call: CallDescription,
-  run: () => Promise<Result>,
-): Promise<Result> {
-  if (!logger) return run();
+): (outcome: "ok" | "error", error?: unknown) => void {
   const startedAt = performance.now();
-  const finish = (outcome: "ok" | "error", error?: unknown) => {
+  return (outcome, error) => {
     const durationMs = Math.round((performance.now() - startedAt) * 10) / 10;
     const detail = call.detail === undefined ? undefined : describe(call.detail, secrets);
     const errorCode = outcome === "error" ? (SbxError.isInstance(error) ? error.code : "SBX_PROVIDER") : undefined;
@@ -70,6 +75,17 @@ export async function loggedCall<Result>(
       message,
     });
   };
+}
+
+/** Times one backend call and logs it (operation, duration, outcome), secrets redacted. The call's result or error passes through unchanged. */
+export async function loggedCall<Result>(
+  logger: SandboxLogger | undefined,
+  secrets: readonly string[],
+  call: CallDescription,
+  run: () => Promise<Result>,
+): Promise<Result> {
+  if (!logger) return run();
+  const finish = startCallLog(logger, secrets, call);
   try {
     const result = await run();
     finish("ok");
@@ -78,65 +94,4 @@ export async function loggedCall<Result>(
     finish("error", error);
     throw error;
   }
-}
-
-/** The driver methods that call the backend (all return promises). */
-const LOGGED_METHODS = new Set([
-  "spawn",
-  "runCode",
-  "createCodeContext",
-  "readFile",
-  "writeFile",
-  "list",
-  "stat",
-  "remove",
-  "mkdir",
-  "rename",
-  "destroy",
-]);
-
-/** What each driver method's log line says about its arguments (never environment values or file contents). */
-function detailOf(operation: string, args: readonly unknown[]): string | undefined {
-  const first = args[0];
-  switch (operation) {
-    case "spawn":
-      return typeof (first as { command?: unknown })?.command === "string" ? (first as { command: string }).command : undefined;
-    case "runCode":
-      return typeof (first as { code?: unknown })?.code === "string" ? (first as { code: string }).code : undefined;
-    case "rename":
-      return `${String(first)} -> ${String(args[1])}`;
-    case "readFile":
-    case "writeFile":
-    case "list":
-    case "stat":
-    case "remove":
-    case "mkdir":
-      return String(first);
-    default:
-      return undefined;
-  }
-}
-
-/**
- * Wraps a driver so every method call is logged. The wrapper forwards everything else untouched (properties,
- * which optional methods exist), so core sees the same driver.
- */
-export function withDriverLogging(
-  driver: SandboxDriverV1,
-  backend: string,
-  logger: SandboxLogger | undefined,
-  secrets: readonly string[],
-): SandboxDriverV1 {
-  if (!logger) return driver;
-  return new Proxy(driver, {
-    get(target, property, _receiver) {
-      const value = Reflect.get(target, property, target) as unknown;
-      if (typeof value !== "function") return value;
-      if (typeof property !== "string" || !LOGGED_METHODS.has(property)) return (value as (...args: unknown[]) => unknown).bind(target);
-      return (...args: unknown[]) =>
-        loggedCall(logger, secrets, { backend, operation: property, sandboxId: target.id, detail: detailOf(property, args) }, async () =>
-          (value as (...args: unknown[]) => unknown).apply(target, args),
-        );
-    },
-  });
 }

@@ -1,7 +1,6 @@
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
 import { buildAuditRecord } from "./audit-record.js";
-import { withDriverDefaults } from "./driver-defaults.js";
 import { rememberDriver } from "./native-handle.js";
 import { createSandboxCode } from "./sandbox-code.js";
 import { createSandboxCommands } from "./sandbox-commands.js";
@@ -17,9 +16,9 @@ import { SandboxState } from "./sandbox-state.js";
  * (`sandbox-state`), commands, code, files, the audit record and kill; this function only puts them together.
  */
 export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: SandboxContext): Sandbox {
-  // The optional file operations a driver leaves out come from core's POSIX defaults on its `spawn` (ADR 0020).
-  const driver = withDriverDefaults(givenDriver);
-  const state = new SandboxState(driver, context);
+  // Every driver call goes through the state's call channel, which resolved the driver's methods once (ADR 0037).
+  const state = new SandboxState(givenDriver, context);
+  const { driver } = state;
   const { runCode, createCodeContext } = createSandboxCode(state);
   const kill = createSandboxKill(state);
   const sandbox: Sandbox = {
@@ -31,13 +30,14 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     runCode,
     createCodeContext,
     files: createSandboxFiles(state),
-    audit: () => buildAuditRecord({ driver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
+    audit: () =>
+      buildAuditRecord({ driver: givenDriver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
     get closed() {
       return state.closedAt !== null;
     },
     kill,
     [Symbol.asyncDispose]: kill,
   };
-  rememberDriver(sandbox, driver);
+  rememberDriver(sandbox, givenDriver);
   return sandbox;
 }

@@ -2,8 +2,8 @@ import { InvalidArgumentError } from "../errors/index.js";
 import { isCredentialSource, type CredentialSource } from "../v1/credentials.js";
 import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
+import type { SandboxLogger } from "../v1/logging.js";
 import type { Sandbox } from "../v1/sandbox.js";
-import { withCredentials } from "./credential-driver.js";
 import { defaultStateDirectory } from "./credential-store.js";
 import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
 import { revokeOrphanedCredentials } from "./revoke-orphaned-credentials.js";
@@ -45,6 +45,8 @@ export interface CredentialedCreation {
   readonly signal: AbortSignal | undefined;
   /** When the backend was asked to create the sandbox (epoch ms): its lifetime ends at most `timeoutMs` after. */
   readonly createStartedAt: number;
+  /** The debug logger, when one is on. */
+  readonly logger?: SandboxLogger;
 }
 
 /** Revokes credentials a dead process left behind for these sources; failures are reported by the sources' events, never thrown here. */
@@ -77,11 +79,13 @@ export async function createSandboxWithCredentials(creation: CredentialedCreatio
     throw error;
   }
   try {
-    const sandbox = createSandboxFromDriver(withCredentials(driver, credentials), {
+    // The call channel adds the issued values to spawn requests, notices a lost sandbox and revokes after destroy.
+    const sandbox = createSandboxFromDriver(driver, {
       provider,
       target: creation.target,
       options: { ...options, secrets: { ...options.secrets, ...values } },
       credentials,
+      logger: creation.logger,
     });
     credentials.watchLifetime(creation.createStartedAt + options.timeoutMs);
     return sandbox;

@@ -4,6 +4,7 @@ import { Deadline, IdleWatchdog } from "./deadline.js";
 import { DEFAULT_FILE_TIMEOUT_MS, requireLimit } from "./file-limits.js";
 import { throwIfAborted } from "./guard.js";
 import { redactError } from "./redaction.js";
+import type { LoggedMethod } from "../channel/driver-channel.js";
 import type { SandboxState } from "./sandbox-state.js";
 
 /**
@@ -11,7 +12,8 @@ import type { SandboxState } from "./sandbox-state.js";
  * signal. The driver gets a signal that fires on either; the call settles as soon as the deadline passes, with
  * `TimeoutError` (`killed: false`: the backend may still finish the operation) or `AbortedError`, even if the
  * backend never answers. Without any total deadline (`defaultTimeoutMs` undefined and none given), a transfer is
- * still bounded: it fails once it makes no progress through `watchdog` for `DEFAULT_FILE_TIMEOUT_MS`.
+ * still bounded: it fails once it makes no progress through `watchdog` for `DEFAULT_FILE_TIMEOUT_MS`. `logged`
+ * names the driver method and path for the debug log.
  */
 export async function runFileCall<Result>(
   state: SandboxState,
@@ -19,6 +21,7 @@ export async function runFileCall<Result>(
   fileOptions: FileOperationOptions | undefined,
   defaultTimeoutMs: number | undefined,
   work: (signal: AbortSignal, watchdog: IdleWatchdog | undefined) => Promise<Result>,
+  logged?: { readonly method: LoggedMethod; readonly detail: string },
 ): Promise<Result> {
   const { backend } = state;
   const callerTimeoutMs = requireLimit(fileOptions?.timeoutMs, "options.timeoutMs", backend);
@@ -29,7 +32,7 @@ export async function runFileCall<Result>(
   const controller = new AbortController();
   deadline.onStop(() => controller.abort());
   try {
-    const working = state.call(operation, () => work(controller.signal, watchdog));
+    const working = state.call(operation, () => work(controller.signal, watchdog), { ...logged, signal: controller.signal });
     working.catch(() => {});
     const outcome = await Promise.race([
       working.then((value) => ({ ended: "done", value }) as const),

@@ -9,6 +9,22 @@ export function throwIfAborted(signal: AbortSignal | undefined, backend?: string
 }
 
 /**
+ * What a failed adapter call reports: an sbx error as it is, anything else as `ProviderError` with the original as
+ * `cause`; secret values removed from the message either way.
+ */
+export function adapterFailure(error: unknown, backend: string, operation: string, secrets: readonly string[]): SbxError {
+  if (SbxError.isInstance(error)) return redactError(error, secrets);
+  return redactError(
+    new ProviderError({
+      backend,
+      cause: error,
+      message: `The ${backend} backend failed during ${operation}: ${error instanceof Error ? error.message : String(error)}`,
+    }),
+    secrets,
+  );
+}
+
+/**
  * Calls into an adapter and makes sure only sbx errors escape: anything else becomes `ProviderError`
  * with the original as `cause`. Secret values are removed from messages.
  */
@@ -21,14 +37,6 @@ export async function callAdapter<Result>(
   try {
     return await call();
   } catch (error) {
-    if (SbxError.isInstance(error)) throw redactError(error, secrets);
-    throw redactError(
-      new ProviderError({
-        backend,
-        cause: error,
-        message: `The ${backend} backend failed during ${operation}: ${error instanceof Error ? error.message : String(error)}`,
-      }),
-      secrets,
-    );
+    throw adapterFailure(error, backend, operation, secrets);
   }
 }

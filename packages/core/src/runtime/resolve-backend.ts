@@ -22,7 +22,7 @@ import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 import { refuseUnknownSettings } from "./unknown-settings.js";
 import { validate } from "./validate.js";
 import type { SandboxLogger } from "../v1/logging.js";
-import { loggedCall, resolveLogger, withDriverLogging } from "./backend-logging.js";
+import { loggedCall, resolveLogger } from "./backend-logging.js";
 import { AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE, orderAutoBackends } from "./backend-preference.js";
 
 /** Makes a provider from backend-specific settings. Adapter packages export one as `createSandboxProvider`. */
@@ -253,7 +253,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   await wrapOrDestroy(createdDriver, () =>
     refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }),
   );
-  const driver = withDriverLogging(createdDriver, provider.backend, logger, secrets);
+  const driver = createdDriver;
   if (credentials.size > 0)
     return createSandboxWithCredentials({
       driver,
@@ -263,8 +263,9 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
       sources: credentials,
       signal,
       createStartedAt,
+      logger,
     });
-  return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved }));
+  return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved, logger }));
 }
 
 /**
@@ -310,12 +311,12 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   );
   // An attached sandbox is not ours to destroy: a mismatched driver is refused and the sandbox left as it was.
   refuseCapabilityMethodMismatch({ holder: "driver", target: connectedDriver, capabilities: provider.capabilities, backend: provider.backend });
-  const driver = withDriverLogging(connectedDriver, provider.backend, logger, secrets);
-  return createSandboxFromDriver(driver, {
+  return createSandboxFromDriver(connectedDriver, {
     provider,
     target: typeof target === "string" ? parseTarget(target).target : "",
     options: resolved,
     reconnected: true,
+    logger,
   });
 }
 

@@ -59,7 +59,11 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
       ...output.text,
     };
     try {
-      const running = state.call("run code", () => (driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, output.bytes)));
+      const running = state.call("run code", () => (driver.runCode ? driver.runCode(request) : runPythonOneShot(driver, request, output.bytes)), {
+        method: driver.runCode ? "runCode" : "spawn",
+        detail: code,
+        signal: deadline.signal,
+      });
       running.catch(() => {});
       const outcome = await deadline.settle(running).catch((error: unknown) => {
         // After a stop, a driver that rejects with its own timeout/abort error has stopped the run; any other
@@ -116,7 +120,7 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
     requireString(language, "options.language");
     state.requireLanguage(language);
     throwIfAborted(contextOptions?.signal, backend);
-    const create = driver.createCodeContext?.bind(driver);
+    const create = driver.createCodeContext;
     if (!create)
       throw new CapabilityNotSupportedError({
         capability: "STATEFUL_CODE",
@@ -124,7 +128,11 @@ export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" 
         supportedBy: backendsSupporting("STATEFUL_CODE", backend),
         detail: "the adapter declares it but does not implement createCodeContext",
       });
-    const created = await state.call("create a code context", () => create({ language, cwd: driver.workspace, signal: contextOptions?.signal }));
+    const created = await state.call("create a code context", () => create({ language, cwd: driver.workspace, signal: contextOptions?.signal }), {
+      method: "createCodeContext",
+      detail: language,
+      signal: contextOptions?.signal,
+    });
     state.createdContexts.add(created.id);
     return Object.freeze({ id: created.id, language: created.language });
   }

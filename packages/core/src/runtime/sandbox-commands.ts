@@ -77,15 +77,18 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
     };
     const partialOutput = () => ({ stdout: stdout.text(), stderr: stderr.text() });
 
-    const spawning = state.call("spawn", () =>
-      driver.spawn({
-        command,
-        cwd: state.redacting(() => resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend)),
-        env: { ...state.spawnEnvironment, ...(runOptions.env ?? {}) },
-        stdin: runOptions.stdin !== undefined,
-        onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdout.push(chunk)),
-        onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderr.push(chunk)),
-      }),
+    const spawning = state.call(
+      "spawn",
+      () =>
+        driver.spawn({
+          command,
+          cwd: state.redacting(() => resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend)),
+          env: { ...state.spawnEnvironment, ...(runOptions.env ?? {}) },
+          stdin: runOptions.stdin !== undefined,
+          onStdout: guard.wrap("sbx", (chunk: Uint8Array) => stdout.push(chunk)),
+          onStderr: guard.wrap("sbx", (chunk: Uint8Array) => stderr.push(chunk)),
+        }),
+      { method: "spawn", detail: command, signal: deadline.signal },
     );
     let spawned;
     try {
@@ -115,10 +118,14 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
         if (runOptions.stdin !== undefined && runOptions.stdin !== true) {
           const input = toBytes(runOptions.stdin);
           // Written under the timeout and abort: a command that never reads its stdin must not hang the caller.
-          const writing = state.call("write stdin", async () => {
-            if (input.byteLength > 0) await process.writeStdin(input);
-            await process.closeStdin();
-          });
+          const writing = state.call(
+            "write stdin",
+            async () => {
+              if (input.byteLength > 0) await process.writeStdin(input);
+              await process.closeStdin();
+            },
+            { signal: deadline.signal },
+          );
           writing.catch(() => {});
           await Promise.race([writing, deadline.stopped]).catch((error) => {
             if (deadline.reason) return;
@@ -127,7 +134,7 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
           });
         }
         const exit = await state
-          .call("wait for a command", () => deadline.settle(process.exit))
+          .call("wait for a command", () => deadline.settle(process.exit), { signal: deadline.signal })
           .catch((error) => {
             // After a stop, a rejected exit is part of the report, not the outcome (unless the sandbox is gone).
             if (deadline.reason && !state.lost) return { settled: false } as const;

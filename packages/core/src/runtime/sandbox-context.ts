@@ -1,4 +1,6 @@
+import type { ChannelCredentials } from "../channel/driver-channel.js";
 import type { CredentialAuditEntry } from "../v1/credentials.js";
+import type { SandboxLogger } from "../v1/logging.js";
 import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxProviderV1 } from "../v1/provider.js";
 
@@ -22,6 +24,11 @@ export interface SandboxContext {
   readonly reconnected?: boolean;
   /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
   readonly destroyTimeoutMs?: number;
-  /** The sandbox's scoped credentials, for the audit record (see `credential()`). */
-  readonly credentials?: { auditEntries(): CredentialAuditEntry[] };
+  /**
+   * The sandbox's scoped credentials (see `credential()`): their audit entries go into the audit record, and the call
+   * channel adds issued values to spawn requests, starts revocation when the sandbox is lost and revokes after destroy.
+   */
+  readonly credentials?: ChannelCredentials & { auditEntries(): CredentialAuditEntry[] };
+  /** The debug logger: every driver call is logged by the call channel. Default none. */
+  readonly logger?: SandboxLogger;
 }

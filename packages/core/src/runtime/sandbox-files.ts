@@ -4,7 +4,7 @@ import { Readable } from "node:stream";
 import { AbortedError, FileTooLargeError, InvalidArgumentError, SbxError } from "../errors/index.js";
 import type { FileReadOptions, SandboxFiles } from "../v1/sandbox.js";
 import { toBytes, toStream } from "./data-input.js";
-import { withinTime } from "./deadline.js";
+import { withinTime, type IdleWatchdog } from "./deadline.js";
 import { runFileCall } from "./file-call.js";
 import {
   boundedDownload,
@@ -80,16 +80,28 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
     const maxBytes = requireLimit(fileOptions?.maxBytes, "options.maxBytes", backend);
     if (format === "stream") {
       // The deadline covers opening the stream; the caller paces the transfer. The caller's signal still reaches the driver.
-      const stream = await runFileCall(state, "read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, () =>
-        driver.readFile(target, { signal: fileOptions?.signal }),
+      const stream = await runFileCall(
+        state,
+        "read a file",
+        fileOptions,
+        DEFAULT_FILE_TIMEOUT_MS,
+        () => driver.readFile(target, { signal: fileOptions?.signal }),
+        { method: "readFile", detail: target },
       );
-      return limitedStream(stream, maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
+      return limitedStream(driver.watchStream("read a file", stream), maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
     }
     const limitBytes = maxBytes ?? DEFAULT_READ_LIMIT_BYTES;
-    const bytes = await runFileCall(state, "read a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, async (signal) => {
-      const stream = await driver.readFile(target, { signal });
-      return readWithLimit(stream, limitBytes, tooLargeFor(target, limitBytes, "maxBytes"));
-    });
+    const bytes = await runFileCall(
+      state,
+      "read a file",
+      fileOptions,
+      DEFAULT_FILE_TIMEOUT_MS,
+      async (signal) => {
+        const stream = await driver.readFile(target, { signal });
+        return readWithLimit(stream, limitBytes, tooLargeFor(target, limitBytes, "maxBytes"));
+      },
+      { method: "readFile", detail: target },
+    );
     return format === "bytes" ? bytes : new TextDecoder().decode(bytes);
   }
 
@@ -102,26 +114,41 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       const bytes = typeof data === "string" || data instanceof Uint8Array ? toBytes(data) : undefined;
       const stream = toStream(bytes ?? data, backend);
       const sizeBytes = bytes?.byteLength;
-      await runFileCall(state, "write a file", fileOptions, undefined, (signal, watchdog) =>
-        driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }),
+      await runFileCall(
+        state,
+        "write a file",
+        fileOptions,
+        undefined,
+        (signal, watchdog) =>
+          driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, sizeBytes === undefined ? { signal } : { signal, sizeBytes }),
+        { method: "writeFile", detail: target },
       );
     },
     read,
     async list(given, fileOptions) {
       state.ensureOpen("list a directory");
       const target = path(given);
-      return runFileCall(state, "list a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.list(target, { signal }));
+      return runFileCall(state, "list a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.list(target, { signal }), {
+        method: "list",
+        detail: target,
+      });
     },
     async stat(given, fileOptions) {
       state.ensureOpen("stat a file");
       const target = path(given);
-      return runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }));
+      return runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }), {
+        method: "stat",
+        detail: target,
+      });
     },
     async exists(given, fileOptions) {
       state.ensureOpen("check a file");
       const target = path(given);
       try {
-        await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }));
+        await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }), {
+          method: "stat",
+          detail: target,
+        });
         return true;
       } catch (error) {
         if (SbxError.isInstance(error) && error.code === "SBX_FILE_NOT_FOUND") return false;
@@ -133,20 +160,31 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       const target = path(given);
       if (target === driver.workspace)
         throw new InvalidArgumentError({ field: "path", backend, message: "Refusing to remove the workspace itself; remove its entries instead." });
-      await runFileCall(state, "remove a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) =>
-        driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal }),
+      await runFileCall(
+        state,
+        "remove a file",
+        fileOptions,
+        DEFAULT_FILE_TIMEOUT_MS,
+        (signal) => driver.remove(target, { recursive: fileOptions?.recursive ?? false, signal }),
+        { method: "remove", detail: target },
       );
     },
     async mkdir(given, fileOptions) {
       state.ensureOpen("make a directory");
       const target = path(given);
-      await runFileCall(state, "make a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.mkdir(target, { signal }));
+      await runFileCall(state, "make a directory", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.mkdir(target, { signal }), {
+        method: "mkdir",
+        detail: target,
+      });
     },
     async rename(from, to, fileOptions) {
       state.ensureOpen("rename a file");
       const source = path(from);
       const destination = path(to);
-      await runFileCall(state, "rename a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.rename(source, destination, { signal }));
+      await runFileCall(state, "rename a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.rename(source, destination, { signal }), {
+        method: "rename",
+        detail: `${source} -> ${destination}`,
+      });
     },
     async upload(hostPath, sandboxPath, fileOptions) {
       state.ensureOpen("upload a file");
@@ -163,8 +201,13 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
           secretValues,
         );
       const stream = Readable.toWeb(createReadStream(hostPath, { highWaterMark: 1024 * 1024 })) as ReadableStream<Uint8Array>;
-      await runFileCall(state, "upload a file", fileOptions, undefined, (signal, watchdog) =>
-        driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, { signal, sizeBytes: info.size }),
+      await runFileCall(
+        state,
+        "upload a file",
+        fileOptions,
+        undefined,
+        (signal, watchdog) => driver.writeFile(target, watchdog ? watchdog.observe(stream) : stream, { signal, sizeBytes: info.size }),
+        { method: "writeFile", detail: target },
       );
     },
     async download(sandboxPath, hostPath, fileOptions) {
@@ -176,14 +219,15 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       const tooLarge = downloadTooLarge(source, limitBytes, maxBytes === undefined);
       // A size the backend reports past the limit is refused before the host file is opened or touched (a sparse
       // file costs the sandbox nothing and the host its disk). The stream stays bounded too: a link, a file that grows.
-      const reported = await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) =>
-        driver.stat(source, { signal }),
-      ).then(
+      const reported = await runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(source, { signal }), {
+        method: "stat",
+        detail: source,
+      }).then(
         (entry) => (entry.type === "file" ? entry.size : undefined),
         () => undefined,
       );
       if (reported !== undefined && reported > limitBytes) throw redactError(await tooLarge(reported), secretValues);
-      await runFileCall(state, "download a file", fileOptions, undefined, async (signal, watchdog) => {
+      const transfer = async (signal: AbortSignal, watchdog: IdleWatchdog | undefined) => {
         const opened = await driver.readFile(source, { signal });
         const stream = watchdog ? watchdog.observe(opened) : opened;
         try {
@@ -193,11 +237,14 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
           if (signal.aborted) throw new AbortedError({ backend });
           throw error;
         }
-      }).catch(async (error: unknown) => {
-        // The partial host file is removed on every failure, including a deadline that passed mid-transfer.
-        await rm(hostPath, { force: true }).catch(() => {});
-        throw error;
-      });
+      };
+      await runFileCall(state, "download a file", fileOptions, undefined, transfer, { method: "readFile", detail: source }).catch(
+        async (error: unknown) => {
+          // The partial host file is removed on every failure, including a deadline that passed mid-transfer.
+          await rm(hostPath, { force: true }).catch(() => {});
+          throw error;
+        },
+      );
     },
   };
 }

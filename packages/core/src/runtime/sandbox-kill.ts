@@ -19,7 +19,7 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
       state.killing = (async () => {
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
         const destroying = state
-          .call("kill the sandbox", () => driver.destroy())
+          .call("kill the sandbox", () => driver.destroy(), { method: "destroy" })
           .catch((error: unknown) => {
             if (state.lost || isSandboxNotFound(error)) return;
             throw error;

@@ -1,27 +1,20 @@
-import {
-  CapabilityNotSupportedError,
-  InvalidArgumentError,
-  SandboxClosedError,
-  SandboxNotFoundError,
-  SbxError,
-  TooManyProcessesError,
-} from "../errors/index.js";
+import { CapabilityNotSupportedError, InvalidArgumentError, type SbxError, TooManyProcessesError } from "../errors/index.js";
+import { DriverChannel, isSandboxGone } from "../channel/driver-channel.js";
 import { backendsSupporting } from "../v1/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
-import type { SpawnedProcess } from "../v1/provider.js";
+import type { SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { DEFAULT_KILL_GRACE_MS } from "./deadline.js";
 import { defaultEnvironment } from "./default-environment.js";
-import type { CompleteDriver } from "./driver-defaults.js";
-import { callAdapter } from "./guard.js";
 import { resolveWorkspacePath } from "./paths.js";
 import { redactError } from "./redaction.js";
 import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
 import { maxLiveProcessesOf } from "./live-process-limit.js";
 
 /**
- * What every part of one sandbox shares (commands, code, files, kill): the driver, the open/closed/lost state, the
- * rule that only sbx errors with secrets redacted leave a backend call, and the capability checks.
+ * What every part of one sandbox shares (commands, code, files, kill): the call channel to the driver (which holds the
+ * open/closed/lost state and the rule that only sbx errors with secrets redacted leave a backend call, ADR 0037), the
+ * environment, the capability checks and the process slots.
  */
 export class SandboxState {
   /** The backend's name, for errors. */
@@ -32,27 +25,30 @@ export class SandboxState {
   readonly secretValues: readonly string[];
   /** How long a backend gets to confirm a kill (see `SandboxContext.killGraceMs`). */
   readonly killGraceMs: number;
-  /** The sandbox env and its secrets: what a code channel of the backend's own sees. */
+  /** The driver's base environment, the sandbox env and its secrets: what a code channel of the backend's own sees. */
   readonly baseEnvironment: Readonly<Record<string, string>>;
-  /** What every spawn sees: core's defaults (PATH, HOME, LANG), overridden by the sandbox env and its secrets. */
+  /**
+   * What every spawn sees, merged once (ADR 0037): core's defaults (PATH, HOME, LANG), then the driver's base
+   * environment (the egress proxy's variables), then the sandbox env and its secrets (the command's env goes on top).
+   */
   readonly spawnEnvironment: Readonly<Record<string, string>>;
   /** ISO time the sandbox object was made. */
   readonly createdAt = new Date().toISOString();
-  /** ISO time it was closed (killed, disposed or lost), or null while open. */
-  closedAt: string | null = null;
-  /** The kill in progress or done, once `kill()` was called. */
-  killing: Promise<void> | undefined;
+  /** The one way to the driver: resolved methods under the driver's names, `call`, and the open/closed/lost state. */
+  readonly driver: DriverChannel;
+  /** Runs one driver call through the channel (see `DriverChannel.call`). */
+  readonly call: DriverChannel["call"];
+  /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
+  readonly ensureOpen: DriverChannel["ensureOpen"];
   /** Processes started and not yet finished, killed with the sandbox. */
   readonly liveProcesses = new Set<SpawnedProcess>();
   /** Commands being started (spawn not yet answered): they count against `maxLiveProcesses` too. */
   startingProcesses = 0;
   /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
   readonly createdContexts = new Set<string>();
-  /** Set when a driver reported the sandbox gone (`SandboxNotFoundError`): every later call reports the same. */
-  private lostError: SbxError | undefined;
 
   constructor(
-    readonly driver: CompleteDriver,
+    givenDriver: SandboxDriverV1,
     readonly context: SandboxContext,
   ) {
     const { provider, options } = context;
@@ -61,44 +57,40 @@ export class SandboxState {
     refuseUnredactableSecrets(options.secrets, this.backend);
     this.secretValues = Object.values(options.secrets);
     this.killGraceMs = context.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-    this.baseEnvironment = { ...options.env, ...options.secrets };
+    const driver = new DriverChannel(givenDriver, {
+      backend: this.backend,
+      secretValues: this.secretValues,
+      logger: context.logger,
+      credentials: context.credentials,
+    });
+    this.driver = driver;
+    this.call = driver.call;
+    this.ensureOpen = driver.ensureOpen;
+    this.baseEnvironment = { ...driver.baseEnvironment, ...options.env, ...options.secrets };
     this.spawnEnvironment = { ...defaultEnvironment(driver.workspace), ...this.baseEnvironment };
   }
 
-  /** True once a driver reported the sandbox gone. */
+  /** True once the sandbox was found gone. */
   get lost(): boolean {
-    return this.lostError !== undefined;
+    return this.driver.lost;
   }
 
-  /**
-   * Calls the driver: only sbx errors escape, with secrets redacted. The sandbox-lost rule: a driver's
-   * `SandboxNotFoundError` during any call marks the sandbox closed and lost, and every call from then on (but
-   * `kill()`, which resolves) throws `SandboxNotFoundError`. Whatever was still running is gone with the sandbox;
-   * waiters learn it from their own calls.
-   */
-  async call<Result>(operation: string, work: () => Promise<Result>): Promise<Result> {
-    try {
-      return await callAdapter(this.backend, operation, this.secretValues, work);
-    } catch (error) {
-      if (!this.lostError && isSandboxNotFound(error) && !this.killing) {
-        this.lostError = error;
-        this.closedAt ??= new Date().toISOString();
-      }
-      throw error;
-    }
+  /** ISO time it was closed (killed, disposed or lost), or null while open. */
+  get closedAt(): string | null {
+    return this.driver.closedAt;
   }
 
-  /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
-  ensureOpen(operation: string): void {
-    const { driver, backend } = this;
-    if (this.lostError)
-      throw new SandboxNotFoundError({
-        sandboxId: driver.id,
-        backend,
-        cause: this.lostError,
-        message: `Cannot ${operation}: sandbox ${driver.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.`,
-      });
-    if (this.closedAt !== null) throw new SandboxClosedError({ sandboxId: driver.id, operation, backend });
+  set closedAt(value: string | null) {
+    this.driver.closedAt = value;
+  }
+
+  /** The kill in progress or done, once `kill()` was called. */
+  get killing(): Promise<void> | undefined {
+    return this.driver.killing;
+  }
+
+  set killing(value: Promise<void> | undefined) {
+    this.driver.killing = value;
   }
 
   /**
@@ -161,5 +153,5 @@ export class SandboxState {
 
 /** True for a driver's report that the sandbox is gone (from any copy of `@sbx/core`). */
 export function isSandboxNotFound(error: unknown): error is SbxError {
-  return SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND";
+  return isSandboxGone(error);
 }

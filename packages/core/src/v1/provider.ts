@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { PolicyRecord } from "./audit.js";
 import type { Capabilities } from "./capabilities.js";
 import type { ResolvedCreateOptions } from "./options.js";
@@ -181,10 +182,59 @@ export interface DriverExecution {
 }
 
 /**
+ * What `probe()` answers when core asks whether the sandbox still exists (ADR 0037): `"running"` (it does),
+ * `"gone"` (the backend says it no longer exists or has finished), `"unknown"` (the backend could not tell). Core
+ * treats any other value as `"unknown"`.
+ */
+export const probeAnswerSchema = z.enum(["running", "gone", "unknown"]);
+
+/** One of `probeAnswerSchema`'s values. */
+export type ProbeAnswer = z.infer<typeof probeAnswerSchema>;
+
+/**
+ * What a backend gives the sbx sandbox agent so that commands through it keep the backend's own enforcement
+ * (adr/0025): verified kills by audit tag, the out-of-memory report and the lost-sandbox rule. The same shape as
+ * `AgentCommandEnforcement` of the agent client.
+ */
+export interface DriverAgentEnforcement {
+  /** Starts the agent itself, like `spawn` but with the process's audit tag left unset (see the agent client). */
+  spawnAgent(request: SpawnRequest): Promise<SpawnedProcess>;
+  /** A fresh audit tag for one command (a decimal number the kernel accepts as a loginuid). */
+  newTag(): string;
+  /** Kills every process carrying `tag`; resolves only once the backend verified none is left. */
+  killTagged(tag: string): Promise<void>;
+  /** After an unexplained SIGKILL exit: whether the sandbox's out-of-memory kill counter grew (null: unknown). */
+  outOfMemoryKilled(): Promise<boolean | null>;
+  /** The backend's lost-sandbox error when the sandbox is gone (asked after a failure), else undefined. */
+  lostError(cause?: unknown): Promise<Error | undefined>;
+}
+
+/**
+ * A driver's declaration that it can carry the sbx sandbox agent (Python 3.8+ stdlib, started by core through the
+ * driver's `spawn`): core then gives the sandbox `runCode` and `createCodeContext` through the agent, and stops the
+ * agent before `destroy` (ADR 0037). The adapter declares `STATEFUL_CODE` and `RICH_RESULTS` in its manifest and
+ * writes neither method itself.
+ */
+export interface DriverCodeAgent {
+  /**
+   * `"agent"`: commands go through the agent while it runs (no process start per command), else through `spawn`.
+   * `"driver"`: commands always use `spawn`. Default: `"agent"` when `enforcement` is given, else `"driver"`.
+   */
+  readonly commands?: "agent" | "driver";
+  /** Whether the first command starts the agent when no code call has. Default false. */
+  readonly commandsStartAgent?: boolean;
+  /** The backend's enforcement for commands through the agent. Default none (the agent kills its own commands). */
+  readonly enforcement?: DriverAgentEnforcement;
+  /** How long the agent may take to say hello after its spawn, in ms. Default 30000. */
+  readonly startTimeoutMs?: number;
+}
+
+/**
  * One live sandbox, as an adapter implements it. Paths given to file methods are already normalised by core:
- * absolute, inside `workspace`, with no `..` segments. Required: `spawn`, `readFile`, `writeFile`, `destroy` and
- * `audit`; every other method is optional and has a core default built on `spawn` (ADR 0020, docs/writing-an-adapter.md).
- * A driver that implements them itself must follow the same file policy (the contract suite checks it).
+ * absolute, inside `workspace`, with no `..` segments. Required: `spawn`, `destroy` and `audit`; every other method
+ * is optional, and the file methods have core defaults built on `spawn` (ADR 0020, ADR 0031, ADR 0037,
+ * docs/writing-an-adapter.md). A driver that implements them itself must follow the same file policy (the contract
+ * suite checks it). Core resolves which methods a driver has once, when the sandbox is made.
  */
 export interface SandboxDriverV1 {
   /** Backend-assigned id. */
@@ -198,6 +248,17 @@ export interface SandboxDriverV1 {
    * adapter's typed escape hatch (`nativeHandleOf` in `@sbx/core/adapter`). Outside the portable contract.
    */
   readonly native?: unknown;
+  /**
+   * Optional: variables every process in the sandbox gets beneath the caller's (for example the egress proxy's
+   * `HTTP_PROXY`). Core merges them once, over its own defaults and under the sandbox's `env`, its secrets and each
+   * command's `env` (ADR 0037). Default none.
+   */
+  readonly baseEnvironment?: Readonly<Record<string, string>>;
+  /**
+   * Optional: the driver can carry the sbx sandbox agent, and core applies it (see `DriverCodeAgent`). Ignored when
+   * the driver has its own `runCode`. Default: no agent.
+   */
+  readonly codeAgent?: DriverCodeAgent;
   /** Starts a process. */
   spawn(request: SpawnRequest): Promise<SpawnedProcess>;
   /**
@@ -207,10 +268,16 @@ export interface SandboxDriverV1 {
   runCode?(request: CodeRequest): Promise<DriverExecution>;
   /** Creates a persistent code context. Present exactly when `STATEFUL_CODE` is on. */
   createCodeContext?(request: { language: string; cwd: string; signal?: AbortSignal }): Promise<{ id: string; language: string }>;
-  /** Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices, FIFOs, directories or symlinks out of bounds. */
-  readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
-  /** Writes a file from a stream, creating parent directories, replacing any existing file. */
-  writeFile(
+  /**
+   * Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices,
+   * FIFOs, directories or symlinks out of bounds. Optional: core's default runs its file helper through `spawn`.
+   */
+  readFile?(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * Writes a file from a stream, creating parent directories, replacing any existing file. Optional: core's default
+   * runs its file helper through `spawn`, the bytes on its stdin.
+   */
+  writeFile?(
     path: string,
     data: ReadableStream<Uint8Array>,
     options: {
@@ -235,6 +302,14 @@ export interface SandboxDriverV1 {
   mkdir?(path: string, options: { signal?: AbortSignal }): Promise<void>;
   /** Renames (a final symlink at `to` is replaced, never followed). Optional: core's default runs `mv` through `spawn`. */
   rename?(from: string, to: string, options: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Optional: whether the sandbox still exists, asked by core once (bounded, `signal` fires at the bound) after a
+   * call failed in a way that might mean it is gone (a `ProviderError`, an unknown error, a timeout: never a typed
+   * answer such as `FileNotFoundError` or a non-zero exit). `"gone"` turns the failure into `SandboxNotFoundError`
+   * and marks the sandbox lost (ADR 0037). Must not throw for a sandbox that is gone: answer `"gone"`. Without it,
+   * only a `SandboxNotFoundError` from the driver marks the sandbox lost.
+   */
+  probe?(options: { signal: AbortSignal }): Promise<ProbeAnswer>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

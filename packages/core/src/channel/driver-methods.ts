@@ -1,0 +1,74 @@
+import { attachSandboxAgent } from "../agent/code-agent.js";
+import { posixFileOperations } from "../posix/posix-files.js";
+import type { SandboxDriverV1, SpawnRequest } from "../v1/provider.js";
+
+/** Every method core calls on a sandbox, each resolved once: the driver's own, or core's default, or the agent's. */
+export interface ResolvedDriverMethods extends Required<
+  Pick<SandboxDriverV1, "spawn" | "readFile" | "writeFile" | "stat" | "list" | "remove" | "mkdir" | "rename" | "destroy">
+> {
+  /** The code channel: the driver's own, or the sandbox agent's; absent for core's one-shot Python over `spawn`. */
+  readonly runCode: SandboxDriverV1["runCode"];
+  /** Persistent code contexts: the driver's own, or the sandbox agent's; absent without either. */
+  readonly createCodeContext: SandboxDriverV1["createCodeContext"];
+  /** The driver's `probe`, when it has one. */
+  readonly probe: SandboxDriverV1["probe"];
+}
+
+/** What resolving needs besides the driver. */
+export interface DriverMethodOptions {
+  /** Backend name, for the agent's errors. */
+  readonly backend: string;
+  /** Secret values issued after the sandbox existed (credentials), added to every spawn request for adapters that record requests. */
+  readonly spawnSecretValues?: () => readonly string[];
+}
+
+/** A driver method bound to the driver (classes with private fields keep working), or undefined. */
+function own<Name extends keyof SandboxDriverV1>(driver: SandboxDriverV1, name: Name): SandboxDriverV1[Name] {
+  const value = driver[name] as unknown;
+  return (typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(driver) : undefined) as SandboxDriverV1[Name];
+}
+
+/**
+ * Resolves, once when the sandbox is made, which method core calls for each operation (ADR 0037): the driver's own
+ * where it has one; the file operations it leaves out from core's POSIX helper over its `spawn` (ADR 0020, ADR 0031);
+ * `runCode` and `createCodeContext` from the sbx sandbox agent when the driver declares `codeAgent` and has no
+ * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call.
+ */
+export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMethodOptions): ResolvedDriverMethods {
+  const driverSpawn = own(driver, "spawn");
+  const { spawnSecretValues } = options;
+  const plainSpawn = spawnSecretValues ? (request: SpawnRequest) => driverSpawn({ ...request, secretValues: spawnSecretValues() }) : driverSpawn;
+  const ownDestroy = own(driver, "destroy");
+  const ownRunCode = own(driver, "runCode");
+  const agentDeclared = driver.codeAgent !== undefined && ownRunCode === undefined;
+  const baseEnvironment = driver.baseEnvironment ?? {};
+  const agent = agentDeclared
+    ? attachSandboxAgent(
+        // The agent's own process gets the driver's base environment beneath its own, like every command.
+        { workspace: driver.workspace, spawn: (request) => plainSpawn({ ...request, env: { ...baseEnvironment, ...request.env } }) },
+        { backend: options.backend, ...driver.codeAgent },
+      )
+    : undefined;
+  // Commands through the agent where it carries them; the agent itself starts through the plain spawn above.
+  const spawn = agent ? agent.spawn : plainSpawn;
+  const defaults = posixFileOperations({ workspace: driver.workspace, spawn });
+  return {
+    spawn,
+    readFile: own(driver, "readFile") ?? defaults.readFile,
+    writeFile: own(driver, "writeFile") ?? defaults.writeFile,
+    stat: own(driver, "stat") ?? defaults.stat,
+    list: own(driver, "list") ?? defaults.list,
+    remove: own(driver, "remove") ?? defaults.remove,
+    mkdir: own(driver, "mkdir") ?? defaults.mkdir,
+    rename: own(driver, "rename") ?? defaults.rename,
+    runCode: agent ? agent.runCode : ownRunCode,
+    createCodeContext: agent ? agent.createCodeContext : own(driver, "createCodeContext"),
+    probe: own(driver, "probe"),
+    destroy: agent
+      ? async () => {
+          await agent.stop();
+          await ownDestroy();
+        }
+      : ownDestroy,
+  };
+}
