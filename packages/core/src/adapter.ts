@@ -29,18 +29,18 @@ export {
   backendsSupporting,
   firstPartyManifests,
   type BackendManifest,
-} from "./v1/backend-registry.js";
-export { createSandboxFromDriver } from "./runtime/create-sandbox-from-driver.js";
-export type { SandboxContext } from "./runtime/sandbox-context.js";
+} from "./backends/backend-registry.js";
+export { createSandboxFromDriver } from "./sandbox/create-sandbox-from-driver.js";
+export type { SandboxContext } from "./sandbox/sandbox-context.js";
 /** Runs Python code as one process per call (a driver without a code agent); kept for `bench/agent-bench.mjs`, which compares it with the agent. */
-export { runPythonOneShot } from "./runtime/python-one-shot.js";
-export { throwIfAborted } from "./runtime/guard.js";
-export { ResultCollector, type ResultCaps } from "./runtime/execution-limits.js";
+export { runPythonOneShot } from "./sandbox/python-one-shot.js";
+export { throwIfAborted } from "./security/guard.js";
+export { ResultCollector, type ResultCaps } from "./limits/execution-limits.js";
 /** Validates a value against a zod schema and throws `InvalidArgumentError` naming the field, as core does for options. */
-export { validate } from "./runtime/validate.js";
-export { withinTime } from "./runtime/deadline.js";
-export { redactValue, REDACTED } from "./runtime/redaction.js";
-export { nativeHandleOf } from "./runtime/native-handle.js";
+export { validate } from "./security/validate.js";
+export { withinTime } from "./limits/deadline.js";
+export { redactValue, REDACTED } from "./security/redaction.js";
+export { nativeHandleOf } from "./sandbox/native-handle.js";
 export { withCodeAgent, type SandboxDriverWithAgent, type CodeAgentOptions } from "./agent/code-agent.js";
 export type { SandboxAgentClientOptions, AgentRunOptions, AgentCommandEnforcement } from "./agent/agent-client.js";
 export { shellQuote } from "./posix/shell-quote.js";
@@ -62,8 +62,8 @@ export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryPro
 export { commandExitOutcome, SIGKILL_EXIT_CODE, LOST_SANDBOX_CHECKS, type CommandExitFacts, type CommandExit } from "./posix/command-exit-outcome.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
-export { processIsAlive } from "./runtime/credential-store.js";
-export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./runtime/allowlist-host.js";
+export { processIsAlive } from "./credentials/credential-store.js";
+export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./security/allowlist-host.js";
 export {
   compileAllowlist,
   parseAllowlistEntry,
@@ -72,5 +72,5 @@ export {
   type AllowlistEntry,
   type AllowlistEntryOrigin,
   type CompileAllowlistOptions,
-} from "./runtime/network-allowlist.js";
+} from "./security/network-allowlist.js";
 export { onlyStandardDescriptors } from "./posix/standard-descriptors-only.js";

@@ -35,24 +35,24 @@ export {
   BACKENDS_ENVIRONMENT_VARIABLE,
   autoBackendOrder,
   type SandboxProviderFactory,
-} from "./runtime/resolve-backend.js";
+} from "./backends/resolve-backend.js";
 export type { SandboxLogEntry, SandboxLogger } from "./v1/logging.js";
-export { DEBUG_ENVIRONMENT_VARIABLE } from "./runtime/backend-logging.js";
-export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./runtime/output-collector.js";
+export { DEBUG_ENVIRONMENT_VARIABLE } from "./backends/backend-logging.js";
+export { DEFAULT_OUTPUT_LIMIT_BYTES } from "./limits/output-collector.js";
 export { truncateUtf8, type TruncateUtf8Options, type Utf8Prefix } from "./text/truncate-utf8.js";
 export * from "./v1/credentials.js";
-export { credential } from "./runtime/credential.js";
+export { credential } from "./credentials/credential.js";
 export {
   revokeOrphanedCredentials,
   type RevokeOrphanedCredentialsOptions,
   type RevokeOrphanedCredentialsResult,
   type OrphanedCredential,
   type RefusedCredentialRecord,
-} from "./runtime/revoke-orphaned-credentials.js";
-export { defaultStateDirectory } from "./runtime/credential-store.js";
-export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./runtime/file-limits.js";
-export { DEFAULT_KILL_GRACE_MS } from "./runtime/deadline.js";
-export { DEFAULT_MAX_RESULTS } from "./runtime/execution-limits.js";
+} from "./credentials/revoke-orphaned-credentials.js";
+export { defaultStateDirectory } from "./credentials/credential-store.js";
+export { DEFAULT_READ_LIMIT_BYTES, DEFAULT_DOWNLOAD_LIMIT_BYTES, DEFAULT_FILE_TIMEOUT_MS } from "./limits/file-limits.js";
+export { DEFAULT_KILL_GRACE_MS } from "./limits/deadline.js";
+export { DEFAULT_MAX_RESULTS } from "./limits/execution-limits.js";
 export {
   defineCapabilities,
   type SandboxDriverV1,

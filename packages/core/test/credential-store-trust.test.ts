@@ -4,7 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, credential, isSbxError, revokeOrphanedCredentials, type CredentialRevokeRequest } from "../src/index.ts";
-import { recordFileName } from "../src/runtime/credential-store.ts";
+import { recordFileName } from "../src/credentials/credential-store.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider } from "./support/memory-driver.ts";
 

@@ -17,7 +17,7 @@ import {
   type CredentialSourceInput,
 } from "../src/index.ts";
 import type { SpawnRequest, SpawnedProcess } from "../src/adapter.ts";
-import { processStartTime, recordFileName } from "../src/runtime/credential-store.ts";
+import { processStartTime, recordFileName } from "../src/credentials/credential-store.ts";
 import { caught } from "./support/caught.ts";
 import { createMemoryProvider, MemoryDriver } from "./support/memory-driver.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from "../src/index.ts";
-import { OutputCollector, TextChannel } from "../src/runtime/output-collector.ts";
+import { OutputCollector, TextChannel } from "../src/limits/output-collector.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PathError } from "../src/index.ts";
-import { resolveWorkingDirectory, resolveWorkspacePath } from "../src/runtime/paths.ts";
+import { resolveWorkingDirectory, resolveWorkspacePath } from "../src/security/paths.ts";
 
 const workspace = "/workspace";
 

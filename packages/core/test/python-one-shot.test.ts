@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CodeRequest, runPythonOneShot } from "../src/adapter.ts";
-import { PYTHON_ONE_SHOT_WRAPPER } from "../src/runtime/python-one-shot.ts";
+import { PYTHON_ONE_SHOT_WRAPPER } from "../src/sandbox/python-one-shot.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;

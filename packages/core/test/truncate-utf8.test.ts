@@ -1,8 +1,8 @@
 /** `truncateUtf8`: the one UTF-8-safe cut (ADR 0035), used by core's output caps and by @sbx/ai-sdk and @sbx/mcp. */
 import { describe, expect, it } from "vitest";
 import { truncateUtf8 } from "../src/index.ts";
-import { TextChannel } from "../src/runtime/output-collector.ts";
-import { TextOutputCollector } from "../src/runtime/text-output-collector.ts";
+import { TextChannel } from "../src/limits/output-collector.ts";
+import { TextOutputCollector } from "../src/limits/text-output-collector.ts";
 
 describe("truncateUtf8", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { AbortedError, CodeInterpreterLostError, InvalidArgumentError } from "../errors/index.js";
-import { withinTime } from "../runtime/deadline.js";
+import { withinTime } from "../limits/deadline.js";
 import { agentRequestError } from "./agent-request-error.js";
 import type { AgentSession } from "./agent-session.js";
 

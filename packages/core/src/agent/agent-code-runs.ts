@@ -1,7 +1,7 @@
 import { CodeInterpreterLostError } from "../errors/index.js";
-import { cancellableDelay } from "../runtime/deadline.js";
-import { DEFAULT_MAX_RESULTS, ResultCollector } from "../runtime/execution-limits.js";
-import { DEFAULT_OUTPUT_LIMIT_BYTES } from "../runtime/output-collector.js";
+import { cancellableDelay } from "../limits/deadline.js";
+import { DEFAULT_MAX_RESULTS, ResultCollector } from "../limits/execution-limits.js";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "../limits/output-collector.js";
 import type { CodeRequest, DriverExecution } from "../v1/provider.js";
 import type { ExecutionError, ExecutionResult } from "../v1/sandbox.js";
 import type { AgentFrame } from "./agent-frames.js";

@@ -1,6 +1,6 @@
 import { ProviderError } from "../errors/index.js";
 import { commandExitOutcome } from "../posix/command-exit-outcome.js";
-import { settleWithinGrace } from "../runtime/deadline.js";
+import { settleWithinGrace } from "../limits/deadline.js";
 import type { SpawnedProcess, SpawnRequest } from "../v1/provider.js";
 import type { AgentCommandEnforcement } from "./agent-client-options.js";
 import type { AgentFrame } from "./agent-frames.js";

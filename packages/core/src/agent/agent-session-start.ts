@@ -1,6 +1,6 @@
 import { ProviderError, RuntimeMissingError, SbxError } from "../errors/index.js";
-import { defaultEnvironment } from "../runtime/default-environment.js";
-import { withinTime } from "../runtime/deadline.js";
+import { defaultEnvironment } from "../sandbox/default-environment.js";
+import { withinTime } from "../limits/deadline.js";
 import type { SandboxDriverV1, SpawnRequest } from "../v1/provider.js";
 import type { AgentClientSettings } from "./agent-client-options.js";
 import { AgentProtocolViolation } from "./agent-frames.js";

@@ -1,6 +1,6 @@
 import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provider.js";
 import { SbxError } from "../errors/index.js";
-import { withinTime } from "../runtime/deadline.js";
+import { withinTime } from "../limits/deadline.js";
 import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */

@@ -1,6 +1,6 @@
 import { SandboxClosedError, SandboxNotFoundError, SbxError } from "../errors/index.js";
-import { startCallLog } from "../runtime/backend-logging.js";
-import { adapterFailure } from "../runtime/guard.js";
+import { startCallLog } from "../backends/backend-logging.js";
+import { adapterFailure } from "../security/guard.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import type { DriverAudit, SandboxDriverV1 } from "../v1/provider.js";
 import { resolveDriverMethods, type ResolvedDriverMethods } from "./driver-methods.js";

@@ -1,5 +1,5 @@
 import { SandboxNotFoundError, type SbxError } from "../errors/index.js";
-import { withinTime } from "../runtime/deadline.js";
+import { withinTime } from "../limits/deadline.js";
 import { probeAnswerSchema, type ProbeAnswer, type SandboxDriverV1 } from "../v1/provider.js";
 
 /** How long core waits for a driver's `probe()` after a failed call before it takes the answer as `"unknown"`: 5 s. */

@@ -1,4 +1,4 @@
-import { cancellableDelay } from "../runtime/deadline.js";
+import { cancellableDelay } from "../limits/deadline.js";
 import { commandOutOfMemoryReport } from "./out-of-memory-probe.js";
 
 /** The exit status of a process killed by SIGKILL (128 + 9): sbx's own kill, the out-of-memory killer, or a sandbox ending. */

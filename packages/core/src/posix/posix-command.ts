@@ -1,5 +1,5 @@
 import type { SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
-import { withinTime } from "../runtime/deadline.js";
+import { withinTime } from "../limits/deadline.js";
 import { concatenateBytes } from "./concatenate-bytes.js";
 import { shellScript } from "./shell-quote.js";
 

@@ -2,15 +2,15 @@ import { InvalidArgumentError, TimeoutError } from "../errors/index.js";
 import { runCommandOptionsSchema } from "../v1/options.js";
 import type { SpawnedProcess } from "../v1/provider.js";
 import type { CommandHandle, CommandResult, RunCommandOptions, SandboxCommands } from "../v1/sandbox.js";
-import { toBytes } from "./data-input.js";
-import { killWithinGrace, type KillOutcome } from "./deadline.js";
-import { throwIfAborted } from "./guard.js";
-import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "./output-collector.js";
-import { resolveWorkingDirectory } from "./paths.js";
-import { redactError } from "./redaction.js";
-import { RunDeadline, unverifiedStop, verifiedStop, type StopReport } from "./run-deadline.js";
+import { toBytes } from "../limits/data-input.js";
+import { killWithinGrace, type KillOutcome } from "../limits/deadline.js";
+import { throwIfAborted } from "../security/guard.js";
+import { DEFAULT_OUTPUT_LIMIT_BYTES, OutputCollector, TextChannel } from "../limits/output-collector.js";
+import { resolveWorkingDirectory } from "../security/paths.js";
+import { redactError } from "../security/redaction.js";
+import { RunDeadline, unverifiedStop, verifiedStop, type StopReport } from "../limits/run-deadline.js";
 import { isSandboxNotFound, type SandboxState } from "./sandbox-state.js";
-import { requireString, validate } from "./validate.js";
+import { requireString, validate } from "../security/validate.js";
 
 /** A started command: its process, its result, and its output as it arrives (fed for background commands only). */
 interface LaunchedCommand {

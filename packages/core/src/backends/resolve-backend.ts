@@ -8,19 +8,19 @@ import {
   isSbxError,
   UnsupportedSpecificationError,
 } from "../errors/index.js";
-import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "../v1/backend-registry.js";
+import { backendsSupporting, getBackendManifest, listBackendManifests, registerBackendManifest } from "./backend-registry.js";
 import { capabilitiesSchema } from "../v1/capabilities.js";
 import { createSandboxOptionsSchema, type CreateSandboxOptions, type ResolvedCreateOptions } from "../v1/options.js";
 import type { BackendStatus, SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
 import type { Sandbox } from "../v1/sandbox.js";
 import type { CredentialSource } from "../v1/credentials.js";
-import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
-import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "./create-sandbox-with-credentials.js";
+import { createSandboxFromDriver } from "../sandbox/create-sandbox-from-driver.js";
+import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "../credentials/create-sandbox-with-credentials.js";
 import { refuseCapabilityMethodMismatch } from "./capability-method-check.js";
-import { callAdapter, throwIfAborted } from "./guard.js";
-import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
+import { callAdapter, throwIfAborted } from "../security/guard.js";
+import { refuseUnredactableSecrets } from "../security/unredactable-secrets.js";
 import { refuseUnknownSettings } from "./unknown-settings.js";
-import { validate } from "./validate.js";
+import { validate } from "../security/validate.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import { loggedCall, resolveLogger } from "./backend-logging.js";
 import { AUTO_PREFERENCE_ORDER, BACKENDS_ENVIRONMENT_VARIABLE, orderAutoBackends } from "./backend-preference.js";

@@ -1,15 +1,15 @@
 import { CapabilityNotSupportedError, InvalidArgumentError, type SbxError, TooManyProcessesError } from "../errors/index.js";
 import { DriverChannel, isSandboxGone } from "../channel/driver-channel.js";
-import { backendsSupporting } from "../v1/backend-registry.js";
+import { backendsSupporting } from "../backends/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
 import type { SandboxDriverV1, SpawnedProcess } from "../v1/provider.js";
 import type { SandboxContext } from "./sandbox-context.js";
-import { DEFAULT_KILL_GRACE_MS } from "./deadline.js";
+import { DEFAULT_KILL_GRACE_MS } from "../limits/deadline.js";
 import { defaultEnvironment } from "./default-environment.js";
-import { resolveWorkspacePath } from "./paths.js";
-import { redactError } from "./redaction.js";
-import { refuseUnredactableSecrets } from "./unredactable-secrets.js";
-import { maxLiveProcessesOf } from "./live-process-limit.js";
+import { resolveWorkspacePath } from "../security/paths.js";
+import { redactError } from "../security/redaction.js";
+import { refuseUnredactableSecrets } from "../security/unredactable-secrets.js";
+import { maxLiveProcessesOf } from "../limits/live-process-limit.js";
 
 /**
  * What every part of one sandbox shares (commands, code, files, kill): the call channel to the driver (which holds the

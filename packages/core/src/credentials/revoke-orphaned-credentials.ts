@@ -14,7 +14,7 @@ import {
   removeRecord,
   writeRecord,
 } from "./credential-store.js";
-import { throwIfAborted } from "./guard.js";
+import { throwIfAborted } from "../security/guard.js";
 import { revokeWithRetries } from "./revoke-with-retries.js";
 
 /** Options of `revokeOrphanedCredentials()`. */

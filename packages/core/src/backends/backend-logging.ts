@@ -1,6 +1,6 @@
 import { SbxError } from "../errors/index.js";
 import type { SandboxLogEntry, SandboxLogger } from "../v1/logging.js";
-import { redactText } from "./redaction.js";
+import { redactText } from "../security/redaction.js";
 
 /** The environment variable that turns on the stderr debug logger: `SBX_DEBUG=1`. */
 export const DEBUG_ENVIRONMENT_VARIABLE = "SBX_DEBUG";

@@ -1,9 +1,9 @@
 import { AbortedError, TimeoutError } from "../errors/index.js";
 import type { FileOperationOptions } from "../v1/sandbox.js";
-import { Deadline, IdleWatchdog } from "./deadline.js";
-import { DEFAULT_FILE_TIMEOUT_MS, requireLimit } from "./file-limits.js";
-import { throwIfAborted } from "./guard.js";
-import { redactError } from "./redaction.js";
+import { Deadline, IdleWatchdog } from "../limits/deadline.js";
+import { DEFAULT_FILE_TIMEOUT_MS, requireLimit } from "../limits/file-limits.js";
+import { throwIfAborted } from "../security/guard.js";
+import { redactError } from "../security/redaction.js";
 import type { LoggedMethod } from "../channel/driver-channel.js";
 import type { SandboxState } from "./sandbox-state.js";
 

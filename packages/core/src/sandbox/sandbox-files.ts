@@ -3,8 +3,8 @@ import { rm, stat as hostStat } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { AbortedError, FileTooLargeError, InvalidArgumentError, SbxError } from "../errors/index.js";
 import type { FileReadOptions, SandboxFiles } from "../v1/sandbox.js";
-import { toBytes, toStream } from "./data-input.js";
-import { withinTime, type IdleWatchdog } from "./deadline.js";
+import { toBytes, toStream } from "../limits/data-input.js";
+import { withinTime, type IdleWatchdog } from "../limits/deadline.js";
 import { runFileCall } from "./file-call.js";
 import {
   boundedDownload,
@@ -14,11 +14,11 @@ import {
   limitedStream,
   readWithLimit,
   requireLimit,
-} from "./file-limits.js";
-import { throwIfAborted } from "./guard.js";
-import { redactError } from "./redaction.js";
+} from "../limits/file-limits.js";
+import { throwIfAborted } from "../security/guard.js";
+import { redactError } from "../security/redaction.js";
 import type { SandboxState } from "./sandbox-state.js";
-import { requireString } from "./validate.js";
+import { requireString } from "../security/validate.js";
 
 /** The formats `files.read` returns. */
 const READ_FORMATS = ["text", "bytes", "stream"] as const;

@@ -1,7 +1,7 @@
 import { AbortedError, TimeoutError, type SbxError } from "../errors/index.js";
 import { CallbackGuard } from "./callback-guard.js";
 import { Deadline, settleWithinGrace, type Settled, type StopReason } from "./deadline.js";
-import { redactText } from "./redaction.js";
+import { redactText } from "../security/redaction.js";
 
 /** Whether stopped work was verifiably ended, and the sentence that says so. */
 export interface StopReport {

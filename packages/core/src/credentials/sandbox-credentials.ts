@@ -9,7 +9,7 @@ import {
   writeRecord,
   type CredentialRecord,
 } from "./credential-store.js";
-import { redactError, redactText } from "./guard.js";
+import { redactError, redactText } from "../security/guard.js";
 import { emitCredentialEvent, revokeWithRetries, withDeadline } from "./revoke-with-retries.js";
 
 /** One credential of one sandbox, as core tracks it. */

@@ -5,7 +5,7 @@ import type { SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import type { Sandbox } from "../v1/sandbox.js";
 import { defaultStateDirectory } from "./credential-store.js";
-import { createSandboxFromDriver } from "./create-sandbox-from-driver.js";
+import { createSandboxFromDriver } from "../sandbox/create-sandbox-from-driver.js";
 import { revokeOrphanedCredentials } from "./revoke-orphaned-credentials.js";
 import { SandboxCredentials } from "./sandbox-credentials.js";
 

@@ -1,8 +1,8 @@
-import type { BackendManifest } from "../backends/backend-manifest.js";
-import { FIRST_PARTY_BACKENDS } from "../backends/first-party-backends.js";
-import type { CapabilityName } from "./capabilities.js";
+import type { BackendManifest } from "./backend-manifest.js";
+import { FIRST_PARTY_BACKENDS } from "./first-party-backends.js";
+import type { CapabilityName } from "../v1/capabilities.js";
 
-export type { BackendManifest } from "../backends/backend-manifest.js";
+export type { BackendManifest } from "./backend-manifest.js";
 
 /**
  * The first-party manifests, known to core so `supportedBy` can name backends that are not installed: a table generated

@@ -1,17 +1,17 @@
 import { CapabilityNotSupportedError, InvalidArgumentError, SbxError } from "../errors/index.js";
-import { backendsSupporting } from "../v1/backend-registry.js";
+import { backendsSupporting } from "../backends/backend-registry.js";
 import { runCodeOptionsSchema } from "../v1/options.js";
 import type { CodeRequest, DriverExecution } from "../v1/provider.js";
 import type { CodeContext, Execution, RunCodeOptions, Sandbox } from "../v1/sandbox.js";
-import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "./execution-limits.js";
-import { throwIfAborted } from "./guard.js";
+import { capResults, DEFAULT_MAX_RESULTS, describeCodeExit } from "../limits/execution-limits.js";
+import { throwIfAborted } from "../security/guard.js";
 import { codeChannelOutput, oneShotOutput } from "./code-output.js";
-import { DEFAULT_OUTPUT_LIMIT_BYTES } from "./output-collector.js";
+import { DEFAULT_OUTPUT_LIMIT_BYTES } from "../limits/output-collector.js";
 import { runPythonOneShot } from "./python-one-shot.js";
-import { redactError, redactText } from "./redaction.js";
-import { RunDeadline, unverifiedStop, verifiedStop } from "./run-deadline.js";
+import { redactError, redactText } from "../security/redaction.js";
+import { RunDeadline, unverifiedStop, verifiedStop } from "../limits/run-deadline.js";
 import type { SandboxState } from "./sandbox-state.js";
-import { requireString, validate } from "./validate.js";
+import { requireString, validate } from "../security/validate.js";
 
 /** `sandbox.runCode` and `sandbox.createCodeContext`: the backend's code channel, else core's one-shot Python. */
 export function createSandboxCode(state: SandboxState): Pick<Sandbox, "runCode" | "createCodeContext"> {

@@ -1,5 +1,5 @@
 import { CREDENTIAL_SOURCE_MARKER, credentialSourceSchema, type CredentialSource, type CredentialSourceInput } from "../v1/credentials.js";
-import { validate } from "./validate.js";
+import { validate } from "../security/validate.js";
 
 /**
  * Declares a scoped credential: issued for each sandbox when it is created, exposed to it as a secret, and revoked

@@ -1,8 +1,8 @@
 import type { AuditRecord } from "../v1/audit.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxContext } from "./sandbox-context.js";
-import { redactValue } from "./redaction.js";
-import { maxLiveProcessesOf } from "./live-process-limit.js";
+import { redactValue } from "../security/redaction.js";
+import { maxLiveProcessesOf } from "../limits/live-process-limit.js";
 
 /**
  * Builds a sandbox's audit record: the driver's policies and notes in core's envelope (ids, times, environment

@@ -1,8 +1,8 @@
 import type { CodeRequest } from "../v1/provider.js";
 import type { RunCodeOptions } from "../v1/sandbox.js";
-import type { CallbackGuard } from "./callback-guard.js";
-import { OutputCollector } from "./output-collector.js";
-import { TextOutputCollector } from "./text-output-collector.js";
+import type { CallbackGuard } from "../limits/callback-guard.js";
+import { OutputCollector } from "../limits/output-collector.js";
+import { TextOutputCollector } from "../limits/text-output-collector.js";
 
 /** One output stream of a run as `runCode` keeps it: the kept text, whether it was cut, every byte counted. */
 export interface KeptOutput {

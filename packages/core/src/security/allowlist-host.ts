@@ -1,5 +1,5 @@
 import { CapabilityNotSupportedError, InvalidArgumentError } from "../errors/index.js";
-import { backendsSupporting } from "../v1/backend-registry.js";
+import { backendsSupporting } from "../backends/backend-registry.js";
 import { parseAllowlistEntry, type AllowlistEntry } from "./network-allowlist.js";
 
 /**

@@ -1,5 +1,5 @@
 import { TimeoutError } from "../errors/index.js";
-import { killWithinGrace, withinTime } from "./deadline.js";
+import { killWithinGrace, withinTime } from "../limits/deadline.js";
 import { isSandboxNotFound, type SandboxState } from "./sandbox-state.js";
 
 /** Default time `kill()` waits for the backend to destroy the sandbox: 30 s. */

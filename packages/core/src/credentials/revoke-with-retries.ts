@@ -1,5 +1,5 @@
 import type { CredentialEndReason, CredentialEvent, CredentialSource } from "../v1/credentials.js";
-import { redactError, redactText } from "./guard.js";
+import { redactError, redactText } from "../security/guard.js";
 
 /** What one revocation needs. */
 export interface RevocationTarget {
