@@ -77,8 +77,5 @@ describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
   // Open (issue 19, ADR 0031): E2B's reads and writes still use envd's filesystem API (root, following links) behind a
   // check, which a flip can race. Routing them through core's helper was tried: 60 reads or writes took over 120 s
   // through envd's process API here, and the 64 MiB round trip failed.
-  skip: {
-    "file-races.read-flip": "open gap (issue 19, ADR 0031): E2B reads use envd's root filesystem API behind a check that a flip can race",
-    "file-races.write-flip": "open gap (issue 19, ADR 0031): E2B writes use envd's root filesystem API behind a check that a flip can race",
-  },
+  skip: {},
 });

@@ -144,7 +144,7 @@ describeWithDocker("users, limits and settings", () => {
     const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
     await expect(createTestSandbox({ network: { egress: "deny", allow: ["pypi.org:99999"] } })).rejects.toMatchObject({
       code: "SBX_INVALID_ARGUMENT",
-      field: "network.allow",
+      field: "network.allow.0",
     });
     expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
   });

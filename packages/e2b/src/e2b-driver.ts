@@ -1,6 +1,6 @@
 import type { Sandbox as CodeInterpreterSandbox } from "@e2b/code-interpreter";
 import type { CommandHandle } from "e2b";
-import { FileNotFoundError, PathError, type SbxError, type FileEntry } from "@sbx/core";
+import type { SbxError } from "@sbx/core";
 import {
   type ProbeAnswer,
   type CodeRequest,
@@ -15,7 +15,6 @@ import {
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
-import { confineToWorkspace, symlinkDestination, type ConfinementEntry } from "./workspace-confinement.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -41,33 +40,6 @@ export interface E2BDriverOptions {
   readonly user: "root" | undefined;
   /** Per-request timeout for envd calls, in milliseconds, when configured. */
   readonly requestTimeoutMs: number | undefined;
-}
-
-/** A lone surrogate: core's escape for a name byte that is not UTF-8 (ADR 0031). */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const hasByteEscapes = (path: string) => LONE_SURROGATE.test(path);
-
-/**
- * envd's filesystem API carries paths as UTF-8 text: a name holding bytes that are not UTF-8 (listed by core as lone
- * surrogates, ADR 0031) would reach it as U+FFFD and name another file. Refused instead of acting on the wrong file.
- */
-function refuseByteNames(path: string): void {
-  if (!hasByteEscapes(path)) return;
-  throw new PathError({
-    backend: "e2b",
-    path,
-    reason: "invalid",
-    message: `Refused path ${JSON.stringify(path)}: it names bytes that are not UTF-8, which E2B's file API cannot carry (it would act on another file). Rename it from a command first.`,
-  });
-}
-
-type EntryInfoLike = { name: string; path: string; type?: string; size: number; modifiedTime?: Date; symlinkTarget?: string };
-
-function entryType(type: string | undefined): FileEntry["type"] {
-  if (type === "file") return "file";
-  if (type === "dir") return "directory";
-  if (type === "symlink") return "symlink";
-  return "other";
 }
 
 /**
@@ -123,10 +95,6 @@ export class E2BDriver implements SandboxDriverV1 {
     } catch {
       return "unknown";
     }
-  }
-
-  private get fileOptions() {
-    return { user: this.options.user, requestTimeoutMs: this.options.requestTimeoutMs };
   }
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
@@ -340,108 +308,9 @@ export class E2BDriver implements SandboxDriverV1 {
     return { id: context.id, language: context.language };
   }
 
-  /** Stats a path for confinement: `undefined` when it does not exist. */
-  private async entryOrNothing(path: string, signal?: AbortSignal): Promise<EntryInfoLike | undefined> {
-    try {
-      return (await this.sandbox.files.getInfo(path, { ...this.fileOptions, signal })) as EntryInfoLike;
-    } catch (error) {
-      const mapped = this.failure(error, "stat a file", path);
-      if (mapped.code === "SBX_FILE_NOT_FOUND") return undefined;
-      throw mapped;
-    }
-  }
-
-  /** Refuses `path` if a symlink on the way (and, with `includeSelf`, the path itself) leads outside the workspace. */
-  private confine(path: string, signal: AbortSignal | undefined, includeSelf: boolean): Promise<ConfinementEntry | undefined> {
-    return confineToWorkspace(path, this.workspace, (candidate) => this.entryOrNothing(candidate, signal), { includeSelf });
-  }
-
-  /** Requires a regular file reached without leaving the workspace (envd would follow any symlink as root). */
-  private async requireRegularFile(path: string, signal?: AbortSignal): Promise<void> {
-    let current = path;
-    for (let hops = 0; hops < 16; hops++) {
-      const entry = (await this.confine(current, signal, true)) as EntryInfoLike | undefined;
-      if (!entry) throw new FileNotFoundError({ backend: "e2b", path });
-      const type = entryType(entry.type);
-      if (type === "file") return;
-      // An envd that reports a symlink as such (relative target, not resolved): check where it leads.
-      if (type === "symlink" && entry.symlinkTarget) {
-        current = symlinkDestination(current, entry)!;
-        continue;
-      }
-      throw new PathError({ backend: "e2b", path, reason: type === "directory" ? "is-a-directory" : "not-a-regular-file" });
-    }
-    throw new PathError({
-      backend: "e2b",
-      path,
-      reason: "not-a-regular-file",
-      message: `Refused path ${JSON.stringify(path)}: too many levels of symlinks.`,
-    });
-  }
-
-  /** Passes a file stream through, turning a failure while it is read (a dropped connection) into a core error. */
-  private guardedStream(stream: ReadableStream<Uint8Array>, path: string): ReadableStream<Uint8Array> {
-    const reader = stream.getReader();
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          const next = await reader.read();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
-        } catch (error) {
-          controller.error(this.failure(error, "read a file", path));
-        }
-      },
-      cancel: (reason) => reader.cancel(reason).catch(() => {}),
-    });
-  }
-
-  async readFile(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
-    refuseByteNames(path);
-    // The type check and the read run side by side, so a read costs one round trip, not two.
-    const controller = new AbortController();
-    const forward = () => controller.abort(options.signal?.reason);
-    options.signal?.addEventListener("abort", forward, { once: true });
-    const read = this.sandbox.files.read(path, { ...this.fileOptions, format: "stream", signal: controller.signal });
-    read.catch(() => {});
-    try {
-      await this.requireRegularFile(path, options.signal);
-    } catch (error) {
-      controller.abort();
-      void read.then((stream) => stream.cancel()).catch(() => {});
-      throw error;
-    } finally {
-      options.signal?.removeEventListener("abort", forward);
-    }
-    try {
-      return this.guardedStream((await read) as ReadableStream<Uint8Array>, path);
-    } catch (error) {
-      throw this.failure(error, "read a file", path);
-    }
-  }
-
-  async writeFile(path: string, data: ReadableStream<Uint8Array>, options: { signal?: AbortSignal }): Promise<void> {
-    if (hasByteEscapes(path)) await data.cancel().catch(() => {});
-    refuseByteNames(path);
-    // envd creates missing parents and opens the file as root, following symlinks: check the way first.
-    try {
-      // The file policy of ADR 0020: a final symbolic link is replaced (removed first), never written through.
-      const self = await this.confine(path, options.signal, false).then(() => this.entryOrNothing(path, options.signal));
-      if (self && symlinkDestination(path, self) !== undefined)
-        await this.sandbox.files.remove(path, { ...this.fileOptions, signal: options.signal });
-    } catch (error) {
-      await data.cancel().catch(() => {});
-      throw error instanceof Error && "code" in error ? error : this.failure(error, "write a file", path);
-    }
-    try {
-      await this.sandbox.files.write(path, data as ReadableStream, { ...this.fileOptions, signal: options.signal });
-    } catch (error) {
-      throw this.failure(error, "write a file", path);
-    }
-  }
-
-  // stat, list, remove, mkdir and rename: core's POSIX defaults through spawn (ADR 0020, ADR 0023). They run as the
-  // sandbox's user with the file policy, where envd's filesystem API would run them as root, following symlinks.
+  // Every file operation (read, write, stat, list, remove, mkdir, rename) is core's default through spawn: its
+  // race-free helper as the sandbox's user (ADR 0020, ADR 0031), where envd's filesystem API would run as root,
+  // following symlinks, behind a check a flip can race.
 
   async destroy(): Promise<void> {
     if (!this.destroyed) {

@@ -114,7 +114,7 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
   return {
     async readFile(path, readOptions) {
       const start = await transport.read(helperRequest({ operation: "read", args: [path], signal: readOptions.signal }));
-      if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path, backend);
+      if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path, backend, readOptions.maxBytes);
       checkPosixFileResult("read", path, start, backend);
       throw new ProviderError({ backend, message: `Reading ${JSON.stringify(path)}: the file helper ended without reporting the file's size.` });
     },
@@ -190,9 +190,13 @@ export function sortEntries(entries: FileEntry[]): FileEntry[] {
  * arrived or the helper ended, so refusals (not found, a directory, a link out) are typed errors before any stream
  * is handed out. Cancelling the stream kills the helper.
  */
-export async function posixReadFile(driver: SpawningDriver, path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>> {
+export async function posixReadFile(
+  driver: SpawningDriver,
+  path: string,
+  options: { signal?: AbortSignal; maxBytes?: number },
+): Promise<ReadableStream<Uint8Array>> {
   const start = await posixScriptReadStart(driver, helperRequest({ operation: "read", args: [path], signal: options.signal }));
-  if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path);
+  if (start.kind === "streaming") return sizeCheckedReadBody(start.body, path, undefined, options.maxBytes);
   checkPosixFileResult("read", path, start);
   throw new ProviderError({ message: `Reading ${JSON.stringify(path)}: the file helper ended without reporting the file's size.` });
 }

@@ -1,4 +1,4 @@
-import { ProviderError } from "../errors/index.js";
+import { FileTooLargeError, ProviderError } from "../errors/index.js";
 
 /** Longest size header the read script prints (`<decimal size>\n`); more without a newline is not a header. */
 const MAX_HEADER_BYTES = 24;
@@ -8,9 +8,11 @@ const NEWLINE = 0x0a;
  * Turns the read script's output (`<size>\n` then the file's bytes, ADR 0026) into the file's bytes, held to the size
  * the script reported when it opened the file: a stream that ends with fewer bytes (a channel that cut the output,
  * a helper killed midway) or more (the file grew while it was read) errors with a retryable `ProviderError` instead
- * of closing, so a short read is never a result. This holds for every adapter whose reads run core's script.
+ * of closing, so a short read is never a result. This holds for every adapter whose reads run core's script. With
+ * `maxBytes`, a file the script reports larger than that is refused at the header with `FileTooLargeError` (its
+ * exact size), before any of its bytes are streamed.
  */
-export function sizeCheckedReadBody(body: ReadableStream<Uint8Array>, path: string, backend?: string): ReadableStream<Uint8Array> {
+export function sizeCheckedReadBody(body: ReadableStream<Uint8Array>, path: string, backend?: string, maxBytes?: number): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let header = new Uint8Array(0);
   let expectedBytes: number | undefined;
@@ -64,6 +66,10 @@ export function sizeCheckedReadBody(body: ReadableStream<Uint8Array>, path: stri
                 }),
               );
             expectedBytes = Number(text);
+            if (maxBytes !== undefined && expectedBytes > maxBytes) {
+              await reader.cancel().catch(() => {});
+              return controller.error(new FileTooLargeError({ backend, path, sizeBytes: expectedBytes, limitBytes: maxBytes, option: "maxBytes" }));
+            }
             chunk = joined.subarray(newline + 1);
           }
           receivedBytes += chunk.byteLength;

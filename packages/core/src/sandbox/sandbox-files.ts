@@ -85,7 +85,7 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
         "read a file",
         fileOptions,
         DEFAULT_FILE_TIMEOUT_MS,
-        () => driver.readFile(target, { signal: fileOptions?.signal }),
+        () => driver.readFile(target, { signal: fileOptions?.signal, maxBytes }),
         { method: "readFile", detail: target },
       );
       return limitedStream(driver.watchStream("read a file", stream), maxBytes, tooLargeFor(target, maxBytes ?? 0, "maxBytes"));
@@ -97,7 +97,8 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       fileOptions,
       DEFAULT_FILE_TIMEOUT_MS,
       async (signal) => {
-        const stream = await driver.readFile(target, { signal });
+        // The limit goes with the call: a read that knows the size first refuses a larger file at once (ADR 0026).
+        const stream = await driver.readFile(target, { signal, maxBytes: limitBytes });
         return readWithLimit(stream, limitBytes, tooLargeFor(target, limitBytes, "maxBytes"));
       },
       { method: "readFile", detail: target },

@@ -272,7 +272,18 @@ export interface SandboxDriverV1 {
    * Streams a regular file's bytes. `FileNotFoundError` if missing; `PathError` (`not-a-regular-file`) for devices,
    * FIFOs, directories or symlinks out of bounds. Optional: core's default runs its file helper through `spawn`.
    */
-  readFile?(path: string, options: { signal?: AbortSignal }): Promise<ReadableStream<Uint8Array>>;
+  readFile?(
+    path: string,
+    options: {
+      signal?: AbortSignal;
+      /**
+       * The most bytes the caller will take. A driver that learns the file's size before streaming (core's read
+       * helper prints it first) may refuse a larger file at once with `FileTooLargeError` instead of streaming up to
+       * the limit; core enforces the limit either way. Default: no hint.
+       */
+      maxBytes?: number;
+    },
+  ): Promise<ReadableStream<Uint8Array>>;
   /**
    * Writes a file from a stream, creating parent directories, replacing any existing file. Optional: core's default
    * runs its file helper through `spawn`, the bytes on its stdin.
