@@ -132,21 +132,27 @@ describeWithDocker("users, limits and settings", () => {
   });
 
   it("a missing bridge network is an invalid setting, and nothing is left behind", async () => {
-    const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
+    // This process's containers only: other test files run in parallel on the same engine.
+    const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1", `sbx.owner.pid=${process.pid}`] } })).length;
     await expect(createTestSandbox({ network: { egress: "allow" } }, { bridgeNetwork: "sbx-no-such-network" })).rejects.toMatchObject({
       code: "SBX_INVALID_ARGUMENT",
       field: "settings.bridgeNetwork",
     });
-    expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
+    expect(
+      (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1", `sbx.owner.pid=${process.pid}`] } })).length,
+    ).toBeLessThanOrEqual(before);
   });
 
   it("an invalid allowlist entry is refused before anything is created", async () => {
-    const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length;
+    // This process's containers only: other test files run in parallel on the same engine.
+    const before = (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1", `sbx.owner.pid=${process.pid}`] } })).length;
     await expect(createTestSandbox({ network: { egress: "deny", allow: ["pypi.org:99999"] } })).rejects.toMatchObject({
       code: "SBX_INVALID_ARGUMENT",
       field: "network.allow.0",
     });
-    expect((await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1"] } })).length).toBeLessThanOrEqual(before);
+    expect(
+      (await docker.listContainers({ all: true, filters: { label: ["sbx.managed=1", `sbx.owner.pid=${process.pid}`] } })).length,
+    ).toBeLessThanOrEqual(before);
   });
 });
 
