@@ -27,6 +27,10 @@ describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvid
       "the frozen 0.1 copy removes an expired sandbox's folder but leaves its running commands (host processes) alone, so they end with a result; the rule came with ADR 0023 (the example adapter follows it)",
     "file-races.non-utf8-names":
       "the frozen 0.1 copy's own file methods name files with Node's string paths (UTF-8), so a name that is not UTF-8 cannot be made or named; the rule came with ADR 0031 (the example adapter follows it)",
+    "file-races.read-flip":
+      "the frozen 0.1 copy's own readFile checks the path and then opens it (the 0.1 shape's check-then-act), so a flip can win the race (seen 1 of 40 under load); core's helper, which the example adapter uses, is race-free (ADR 0031)",
+    "file-races.write-flip":
+      "the frozen 0.1 copy's own writeFile opens with O_NOFOLLOW but never re-checks the parent, so a parent flipped into a link can win (seen under load); core's helper, which the example adapter uses, is race-free (ADR 0031)",
     "policy.missing-cwd":
       "the frozen 0.1 copy spawns with the cwd as the process's working directory, so a missing one fails the spawn (ENOENT); the rule came with ADR 0020 (the example adapter follows it)",
   },
