@@ -27,6 +27,26 @@ describeWithDocker("verified kills: attacks on the kill", () => {
     expect(left).not.toMatch(/sleep 98[12]|sleep 999/);
   });
 
+  it("a command whose child is held between vfork and exec (its parent waits uninterruptibly) is killed, verified", async () => {
+    // glibc's posix_spawn is a vfork: the parent sleeps in D until the child execs, and this child first blocks opening
+    // a FIFO nobody writes. dash runs every external command the same way, so a shell loop is in this state at random;
+    // the kill's stop phase once waited for the parent to show T, which it never does, and gave up (exit 3).
+    const spawnHeld = [
+      "import os",
+      "fifo = '/tmp/held-' + str(os.getpid())",
+      "os.mkfifo(fifo)",
+      "os.posix_spawn('/bin/sleep', ['sleep', '985'], dict(os.environ), file_actions=[(os.POSIX_SPAWN_OPEN, 0, fifo, os.O_RDONLY, 0)])",
+    ].join("\n");
+    const started = await sandbox.commands.start(`python3 -c "${spawnHeld}"`, { timeoutMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const states = (await sandbox.commands.run("ps -eo stat,args --no-headers")).stdout;
+    expect(states).toMatch(/^D\S* +python3 -c import os/m);
+    await started.kill();
+    expect((await started.wait()).exitCode).toBe(137);
+    expect(await processes(sandbox)).not.toMatch(/python3 -c import os/);
+    expect((await sandbox.commands.run("echo usable")).stdout).toBe("usable\n");
+  });
+
   it("an escaped watcher that kills the kill helper cannot stop the kill, and later timeouts still work", async () => {
     // The watcher leaves the session and clears its environment, then kills anything named like sbx's kill helper.
     const watcher = "(setsid env -i sh -c 'while :; do pkill -9 -f sbx-kil[l]; done' >/dev/null 2>&1 &); sleep 983";

@@ -34,7 +34,10 @@ export function newCommandTag(): string {
  * environment (`env -i`, `execve` with `{}`) or double-forks still carries it. Runs as root (the container keeps
  * CAP_KILL for root only), so sandboxed code cannot kill the helper. Uses only shell builtins (no fork), so it works
  * with the pids limit exhausted. First every matching process is stopped (a stopped process cannot fork), then every
- * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone.
+ * one is killed, each phase repeated until a whole scan finds nothing left to do; zombies count as gone. A process in
+ * uninterruptible sleep (`D`) that was already sent SIGSTOP counts as stopped: it stops before it next runs its own
+ * code, so it cannot fork; and it may never show `T`, as a shell's `vfork` parent waits in `D` for a child that was
+ * stopped before its `exec` (dash forks every external command that way), which made the stop phase spin to exit 3.
  * With `$2` (the sandbox user's uid, never 0) it then also stops and kills every process of that uid whose loginuid is
  * still **unset**, except the `pid:starttime` entries listed in `$3` (the sbx agent): a command can ptrace an untagged
  * process of its own uid (sbx's own file execs start untagged) and make it run its code, outside its tag (adr/0030).
@@ -64,14 +67,16 @@ export const KILL_TREE_SCRIPT = [
   "}",
   "for pass in tagged untagged; do",
   '  [ $pass = untagged ] && [ -z "$u" ] && exit 0',
-  "  i=0",
+  '  i=0; w=" "',
   "  while :; do",
   "    f=",
   "    for d in /proc/[0-9]*; do",
   '      if [ $pass = tagged ]; then l=; read l 2>/dev/null <"$d/loginuid"; case "$t" in *" $l "*) ;; *) continue;; esac; else g "${d#/proc/}" || continue; fi',
   '      s=; read s 2>/dev/null <"$d/stat"',
-  '      case "${s##*) }" in T*|t*|Z*|X*) continue;; esac',
-  '      kill -STOP "${d#/proc/}" 2>/dev/null && f=1',
+  '      case "${s##*) }" in T*|t*|Z*|X*) continue;; D*) case "$w" in *" ${d#/proc/} "*) continue;; esac;; esac',
+  '      kill -STOP "${d#/proc/}" 2>/dev/null || continue',
+  "      f=1",
+  '      case "$w" in *" ${d#/proc/} "*) ;; *) w="$w${d#/proc/} ";; esac',
   "    done",
   '    [ -z "$f" ] && break',
   "    i=$((i+1)); [ $i -ge 5000 ] && exit 3",
