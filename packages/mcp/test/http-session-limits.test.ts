@@ -128,7 +128,8 @@ describe("Streamable HTTP: idle sessions", () => {
 
   it("keeps a session whose tool call runs longer than the idle timeout, and one that keeps making requests (no stream held open)", async () => {
     const provider = createSandboxProvider();
-    await withServer({ target: provider, sessionIdleTimeoutMs: 500 }, async (server) => {
+    // Idle timeout 2 s against gaps of 250 ms: under a loaded CI machine a 500 ms timeout expired between two requests.
+    await withServer({ target: provider, sessionIdleTimeoutMs: 2000 }, async (server) => {
       const initialized = await send(server.url, { body: INITIALIZE });
       const headers = { "mcp-session-id": String(initialized.headers["mcp-session-id"]), "mcp-protocol-version": "2025-06-18" };
       expect((await send(server.url, { headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).status).toBe(202);
@@ -137,7 +138,7 @@ describe("Streamable HTTP: idle sessions", () => {
           headers,
           body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "run_command", arguments: { command } } }),
         });
-      const slow = await call(2, "sleep 1.5; echo done");
+      const slow = await call(2, "sleep 3; echo done");
       expect(slow.status).toBe(200);
       expect(slow.body).toContain("exit code 0\\n--- stdout ---\\ndone");
       for (let index = 0; index < 4; index += 1) {

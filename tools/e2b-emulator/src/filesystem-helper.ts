@@ -35,6 +35,16 @@ export interface HelperEntry {
 /** Raised when the helper cannot run in this sandbox (e.g. the image has no python3); callers fall back to exec scripts. */
 export class FilesystemHelperUnavailableError extends Error {}
 
+/** The helper exited before answering: the request may not have reached it. */
+class HelperExitedError extends ConnectProtocolError {
+  constructor(reason: string) {
+    super("internal", `filesystem helper exited: ${reason}`);
+  }
+}
+
+/** Requests that change nothing, so one that went to a helper which then died can be asked again. */
+const READ_ONLY_OPERATIONS: ReadonlySet<FilesystemHelperRequest["op"]> = new Set(["stat", "list"]);
+
 type HelperResponse = { id: number; ok: true; result: unknown } | { id: number; ok: false; code: ConnectErrorCode; message: string };
 
 interface PendingRequest {
@@ -59,6 +69,17 @@ class FilesystemHelper {
 
   /** Sends one request; responses are matched by id, so concurrent requests are safe. */
   async request(request: FilesystemHelperRequest & { user: string }): Promise<unknown> {
+    try {
+      return await this.send(request);
+    } catch (error) {
+      if (!(error instanceof HelperExitedError) || !READ_ONLY_OPERATIONS.has(request.op) || this.closed || this.sandbox.gone) throw error;
+      // Written to a helper that had died but whose exit was not seen yet (under load the exec's end arrives late):
+      // a read changed nothing, so a new helper answers it. envd itself has no helper process to lose.
+      return this.send(request);
+    }
+  }
+
+  private async send(request: FilesystemHelperRequest & { user: string }): Promise<unknown> {
     if (this.unavailable !== undefined) throw new FilesystemHelperUnavailableError(this.unavailable);
     if (this.closed || this.sandbox.gone) throw new ConnectProtocolError("unavailable", "the sandbox is gone");
     let running = await this.ensureStarted();
@@ -129,7 +150,7 @@ class FilesystemHelper {
       const reason = stderr.join("").trim() || "the filesystem helper exited";
       if (!isReady && !this.closed && !this.sandbox.gone) this.unavailable = reason;
       resolveReady();
-      this.failPending(new ConnectProtocolError("internal", `filesystem helper exited: ${reason}`));
+      this.failPending(new HelperExitedError(reason));
     });
     await ready;
     if (!isReady) {
