@@ -193,7 +193,8 @@ describe.skipIf(!hasPython)("the sbx sandbox agent on host python3", () => {
   });
 
   it("a stopped agent cannot hang createCodeContext: the call fails typed within its bound and the next one gets a new agent", async () => {
-    const { sandbox, driver } = hostSandbox(createHostProcessDriver(directory), { startTimeoutMs: 1000 });
+    // 4 s, not 1 s: the bound also covers the replacement agent's start, and a Python start under CI load took longer.
+    const { sandbox, driver } = hostSandbox(createHostProcessDriver(directory), { startTimeoutMs: 4000 });
     try {
       await sandbox.runCode("1");
       const stopped = driver.agent.hello?.pid as number;
