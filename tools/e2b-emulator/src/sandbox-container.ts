@@ -5,16 +5,24 @@
  * takes it, so a container prepared ahead of demand serves any create with the same image and network mode.
  */
 import type Docker from "dockerode";
-import { deadlineCommand, startPreparedContainer, writeDeadline as writeDeadlineFile, type PreparedContainer } from "@sbx/emulator-kit";
-import { runExec } from "./docker-exec.js";
+import {
+  deadlineCommand,
+  emulatorLabels,
+  runExec,
+  startPreparedContainer,
+  type SandboxContainerShape,
+  writeDeadline as writeDeadlineFile,
+  type PreparedContainer,
+} from "@sbx/emulator-kit";
 import { codeInterpreterDriverPath, codeInterpreterDriverSource } from "./code-interpreter.js";
 
+const LABELS = emulatorLabels("e2b-emulator");
 /** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.e2b-emulator";
+export const EMULATOR_LABEL = LABELS.emulator;
 /** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.e2b-emulator.instance";
+export const EMULATOR_INSTANCE_LABEL = LABELS.instance;
 /** Label holding the emulated sandbox id. */
-export const SANDBOX_ID_LABEL = "sbx.e2b-emulator.sandbox";
+export const SANDBOX_ID_LABEL = LABELS.sandbox;
 
 /** File inside the container holding the lifetime deadline (Unix seconds) that PID 1's loop obeys. */
 export const DEADLINE_FILE = "/run/e2b-emulator-deadline";
@@ -25,13 +33,7 @@ export const DEFAULT_USER = "user";
 export type { PreparedContainer } from "@sbx/emulator-kit";
 
 /** What shapes a sandbox container: the same for every sandbox with this image and network mode. */
-export interface ContainerShape {
-  readonly docker: Docker;
-  readonly image: string;
-  readonly instanceId: string;
-  /** `"none"` for no network at all, else the emulator's Docker network. */
-  readonly networkMode: string;
-}
+export type ContainerShape = SandboxContainerShape;
 
 /** The key of a shape, for the warm container pool. */
 export function shapeKey(shape: ContainerShape): string {

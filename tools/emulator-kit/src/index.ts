@@ -33,4 +33,12 @@ export {
 } from "./emulator-resources.js";
 export { sessionHasProcesses } from "./session-processes.js";
 export { WarmContainerPool, type WarmContainerPoolOptions } from "./warm-containers.js";
-export { deadlineCommand, startPreparedContainer, writeDeadline, type PreparedContainer, type StartContainerOptions } from "./sandbox-container.js";
+export {
+  deadlineCommand,
+  emulatorLabels,
+  startPreparedContainer,
+  writeDeadline,
+  type PreparedContainer,
+  type SandboxContainerShape,
+  type StartContainerOptions,
+} from "./sandbox-container.js";

@@ -7,6 +7,21 @@
 import type Docker from "dockerode";
 import { runExec } from "./docker-exec.js";
 
+/** The labels an emulator puts on its containers, named after it (`"e2b-emulator"` gives `sbx.e2b-emulator`, …). */
+export function emulatorLabels(emulator: string): { readonly emulator: string; readonly instance: string; readonly sandbox: string } {
+  return { emulator: `sbx.${emulator}`, instance: `sbx.${emulator}.instance`, sandbox: `sbx.${emulator}.sandbox` };
+}
+
+/** What shapes every emulator's sandbox container (an emulator adds its own fields). */
+export interface SandboxContainerShape {
+  readonly docker: Docker;
+  readonly image: string;
+  /** The emulator instance that owns the container (its instance label). */
+  readonly instanceId: string;
+  /** `"none"` for no network at all, else the emulator's Docker network. */
+  readonly networkMode: string;
+}
+
 /** A started and prepared container, not yet given to a sandbox. */
 export interface PreparedContainer {
   /** The id of the sandbox this container will be (in its name and label). */

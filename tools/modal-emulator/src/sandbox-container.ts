@@ -5,15 +5,23 @@
  * container started ahead of demand serves any create of the same shape that keeps the default entrypoint.
  */
 import type Docker from "dockerode";
-import { deadlineCommand, startPreparedContainer, writeDeadline as writeDeadlineFile, type PreparedContainer } from "@sbx/emulator-kit";
+import {
+  deadlineCommand,
+  emulatorLabels,
+  startPreparedContainer,
+  type SandboxContainerShape,
+  writeDeadline as writeDeadlineFile,
+  type PreparedContainer,
+} from "@sbx/emulator-kit";
 import { PID_FOLDER } from "./emulated-exec.js";
 import { FS_TOOLS_PATH, FS_TOOLS_SOURCE } from "./fs-tools-script.js";
 import { createTarArchive } from "./tar-archive.js";
 
+const LABELS = emulatorLabels("modal-emulator");
 /** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.modal-emulator";
+export const EMULATOR_LABEL = LABELS.emulator;
 /** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.modal-emulator.instance";
+export const EMULATOR_INSTANCE_LABEL = LABELS.instance;
 
 /** File inside the container holding the backstop deadline (Unix seconds) that the default PID 1 obeys. */
 export const DEADLINE_FILE = "/__modal/deadline";
@@ -21,12 +29,7 @@ export const DEADLINE_FILE = "/__modal/deadline";
 export type { PreparedContainer } from "@sbx/emulator-kit";
 
 /** What shapes a sandbox container. */
-export interface ContainerShape {
-  readonly docker: Docker;
-  readonly image: string;
-  readonly instanceId: string;
-  /** `"none"` for no network at all, else the emulator's Docker network. */
-  readonly networkMode: string;
+export interface ContainerShape extends SandboxContainerShape {
   readonly workdir: string | undefined;
   readonly nanoCpus: number | undefined;
   readonly memoryBytes: number | undefined;
@@ -62,7 +65,7 @@ export async function prepareContainer(
     Cmd: command,
     WorkingDir: shape.workdir,
     Env: Object.entries(environment).map(([key, value]) => `${key}=${value}`),
-    Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: shape.instanceId, "sbx.modal-emulator.sandbox": sandboxId },
+    Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: shape.instanceId, [LABELS.sandbox]: sandboxId },
     HostConfig: {
       Init: true,
       NetworkMode: shape.networkMode,
