@@ -1,3 +1,4 @@
+import { backendUsableForTests } from "@sbx/contract";
 import { createSandbox, type Sandbox } from "@sbx/core";
 import { createSandboxProvider as createDockerProvider } from "@sbx/docker";
 import { createSandboxProvider as createFakeProvider } from "@sbx/fake";
@@ -5,13 +6,11 @@ import { createSandboxProvider as createFakeProvider } from "@sbx/fake";
 /** The image Docker tests run on. */
 export const DOCKER_IMAGE = process.env.SBX_DOCKER_IMAGE ?? "sbx-test/python:3.11";
 
-const required = (process.env.SBX_REQUIRE ?? "").split(",").map((name) => name.trim());
-const dockerStatus = await createDockerProvider({ image: DOCKER_IMAGE }).detect();
-if (!dockerStatus.usable) {
-  const message = `Docker is not usable here: ${dockerStatus.reason} ${dockerStatus.remedy}`;
-  if (required.includes("docker")) throw new Error(`SBX_REQUIRE names docker, but ${message}`);
-  console.warn(`\n[sbx] SKIPPING the AI SDK integration's Docker tests: ${message}\n`);
-}
+const dockerUsable = await backendUsableForTests({
+  backend: "docker",
+  suite: "the AI SDK integration",
+  detect: () => createDockerProvider({ image: DOCKER_IMAGE }).detect(),
+});
 
 /** A backend the AI SDK tests run on, with whether it is usable here (unusable ones skip loudly, above). */
 export interface TestBackend {
@@ -25,7 +24,7 @@ export const BACKENDS: readonly TestBackend[] = [
   { name: "fake", usable: true, create: () => createSandbox(createFakeProvider()) },
   {
     name: "docker",
-    usable: dockerStatus.usable,
+    usable: dockerUsable,
     create: () => createSandbox(createDockerProvider({ image: DOCKER_IMAGE }), { metadata: { test: "sbx-ai-sdk" } }),
   },
 ];

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, FileNotFoundError, ProviderError, SandboxNotFoundError } from "../src/index.ts";
-import { defineCapabilities, type ProbeAnswer, type SandboxDriverV1 } from "../src/adapter.ts";
+import { defineCapabilities, newCommandTag, type ProbeAnswer, type SandboxDriverV1, type SpawnRequest } from "../src/adapter.ts";
 import { caught } from "./support/caught.ts";
 import { createHostProcessDriver } from "./support/host-process-driver.ts";
 import { sandboxOverAgentDriver } from "./support/host-agent-sandbox.ts";
@@ -180,6 +180,33 @@ describe("a driver with only spawn, destroy and its audit record", () => {
     expect(execution.error).toBeNull();
     expect(execution.results?.[0]?.data["text/plain"]).toBe("42");
     await sandbox.kill();
+  });
+
+  it("starts the agent with the driver's base environment, through spawn and through enforcement.spawnAgent alike", async () => {
+    const baseEnvironment = { SBX_TEST_PROXY: "http://127.0.0.1:3128" };
+    const plain = spawnOnlyDriver();
+    const started: Record<string, string>[] = [];
+    const enforcement = {
+      spawnAgent: (request: SpawnRequest) => {
+        started.push(request.env);
+        return plain.spawn(request);
+      },
+      newTag: newCommandTag,
+      killTagged: async () => {},
+      outOfMemoryKilled: async () => null,
+      lostError: async () => undefined,
+    };
+    for (const codeAgent of [{ commands: "driver" as const }, { commands: "driver" as const, enforcement }]) {
+      const sandbox = sandboxOverAgentDriver({ ...plain, baseEnvironment, codeAgent });
+      const context = await sandbox.createCodeContext();
+      // Code in a context runs in an interpreter the agent's own process started: it sees what that process got.
+      const execution = await sandbox.runCode("import os; os.environ.get('SBX_TEST_PROXY')", { contextId: context.id });
+      expect(execution.error).toBeNull();
+      expect(execution.results?.[0]?.data["text/plain"]).toBe("'http://127.0.0.1:3128'");
+      await sandbox.kill();
+    }
+    // The backend's own agent start got it in its request: the driver merges nothing itself (ADR 0044).
+    expect(started.map((env) => env.SBX_TEST_PROXY)).toEqual(["http://127.0.0.1:3128"]);
   });
 });
 

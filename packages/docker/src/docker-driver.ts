@@ -1,5 +1,14 @@
-import type { DriverAudit, FileEntry, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "@sbx/core";
-import { newCommandTag, type AgentCommandEnforcement, type PosixFileOperations } from "@sbx/core/adapter";
+import type { FileEntry } from "@sbx/core";
+import {
+  newCommandTag,
+  type DriverAgentEnforcement,
+  type DriverAudit,
+  type DriverCodeAgent,
+  type PosixFileOperations,
+  type SandboxDriverV1,
+  type SpawnedProcess,
+  type SpawnRequest,
+} from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { spawnAgentProcess } from "./agent-launch.js";
 import type { RequestedPolicy } from "./container-config.js";
@@ -9,8 +18,10 @@ import { spawnCommand, type ExecContext, type LiveExec } from "./exec-process.js
 import { fileHelperOperations } from "./file-helper.js";
 import { KillEscalation } from "./kill-escalation.js";
 import { startLifetimeTimer, type LifetimeTimer } from "./lifetime-timer.js";
+import type { AgentCommandsMode } from "./docker-settings.js";
 import { createOutOfMemoryCheck } from "./out-of-memory-check.js";
 import { SandboxLoss, type SandboxProbeAnswer } from "./sandbox-lost.js";
+import { forgetAgentProcesses } from "./untagged-process-check.js";
 
 /** What a `DockerDriver` is built from: one running container whose policy was read back, and what the provider set up around it. */
 export interface DockerDriverOptions {
@@ -26,13 +37,16 @@ export interface DockerDriverOptions {
   readonly deadManSwitch?: { release(): void };
   /** The allowlist proxy of an allowlisted sandbox: its variables go beneath every command's; closed at `destroy`. Default none. */
   readonly egress?: SandboxEgress;
+  /** When commands go through the sbx sandbox agent (`settings.agentCommands`, adr/0025). Default `"warm"`. */
+  readonly agentCommands?: AgentCommandsMode;
 }
 
 /**
  * One Docker sandbox as a driver: commands as execs (tagged, with verified kills that end the sandbox when they cannot
  * be verified), files through core's file helper run as the sandbox's uid, a host-side lifetime timer, and the
  * lost-sandbox rule (a container removed behind sbx's back is `SandboxNotFoundError` from every operation).
- * The sbx sandbox agent (code runs, and commands while it runs) is attached by `withSandboxAgent`.
+ * It declares `codeAgent` (core attaches the sbx sandbox agent: code runs, and commands while it runs, held to the same
+ * enforcement as the exec path) and `baseEnvironment` (core merges the egress proxy's variables once, ADR 0044).
  */
 export class DockerDriver implements SandboxDriverV1 {
   /** The container id. */
@@ -43,6 +57,10 @@ export class DockerDriver implements SandboxDriverV1 {
   readonly audit: DriverAudit;
   /** The dockerode container, for `dockerContainer()`. */
   readonly native: Docker.Container;
+  /** Variables every process gets beneath the caller's: the egress proxy's on an allowlisted sandbox, else none. */
+  readonly baseEnvironment: Readonly<Record<string, string>> | undefined;
+  /** The sbx sandbox agent, which core attaches (ADR 0037): commands through it as `settings.agentCommands` says. */
+  readonly codeAgent: DriverCodeAgent;
 
   private readonly options: DockerDriverOptions;
   private readonly loss: SandboxLoss;
@@ -61,6 +79,7 @@ export class DockerDriver implements SandboxDriverV1 {
     this.workspace = policy.workspace;
     this.audit = options.audit;
     this.native = container;
+    this.baseEnvironment = options.egress?.environment;
     this.loss = new SandboxLoss({ container, isDestroyed: () => this.destroyed !== undefined });
     this.kills = new KillEscalation({ container, commandUser: policy.user, loss: this.loss });
     this.files = fileHelperOperations(container, { user: policy.user, workspace: policy.workspace });
@@ -79,31 +98,17 @@ export class DockerDriver implements SandboxDriverV1 {
       lostError: (cause) => this.loss.lostError(cause),
       liveExecs: this.liveExecs,
     };
-  }
-
-  /** Variables every command gets beneath its own: the egress proxy's on an allowlisted sandbox, else none. */
-  get baseEnvironment(): Readonly<Record<string, string>> | undefined {
-    return this.options.egress?.environment;
-  }
-
-  /**
-   * What commands through the sandbox agent are held to (adr/0025): the agent's own exec, the verified tag kill, the
-   * OOM report and the lost-sandbox rule, exactly as on the exec path.
-   */
-  get agentEnforcement(): AgentCommandEnforcement {
-    return {
-      spawnAgent: (request) => this.spawnAgent(request),
-      newTag: newCommandTag,
-      killTagged: this.kills.killVerified,
-      outOfMemoryKilled: this.execContext.checkOutOfMemory,
-      lostError: this.execContext.lostError,
-      environment: this.baseEnvironment,
+    const agentCommands = options.agentCommands ?? "warm";
+    this.codeAgent = {
+      commands: agentCommands === "off" ? "driver" : "agent",
+      commandsStartAgent: agentCommands === "start",
+      enforcement: this.agentEnforcement(),
     };
   }
 
-  /** Starts one command as its own exec (an allowlisted sandbox's proxy variables beneath the caller's). */
+  /** Starts one command as its own exec (core has put the egress proxy's variables beneath the caller's in its `env`). */
   spawn(request: SpawnRequest): Promise<SpawnedProcess> {
-    return this.guard(() => spawnCommand(this.execContext, this.withBaseEnvironment(request)));
+    return this.guard(() => spawnCommand(this.execContext, request));
   }
 
   /** Starts the sbx sandbox agent's exec (agent-launch.ts): killed by its interpreters' tag, then by pid as root. */
@@ -115,7 +120,7 @@ export class DockerDriver implements SandboxDriverV1 {
       endSandbox: this.kills.endSandbox,
       agentProcesses: this.kills.agentProcesses,
     };
-    return this.guard(() => spawnAgentProcess(context, this.withBaseEnvironment(request)));
+    return this.guard(() => spawnAgentProcess(context, request));
   }
 
   /** Streams a regular file's bytes. */
@@ -169,6 +174,8 @@ export class DockerDriver implements SandboxDriverV1 {
       .then(() => {
         // The container and every process in it are gone: no command's exit may stay pending (nor keep polling).
         for (const live of [...this.liveExecs]) live.end();
+        // Nor may its agents' entries outlive it in the process-wide map.
+        forgetAgentProcesses(this.id);
       })
       .finally(() => this.options.deadManSwitch?.release());
     return this.destroyed;
@@ -184,9 +191,17 @@ export class DockerDriver implements SandboxDriverV1 {
     }
   }
 
-  /** An allowlisted sandbox's request with the proxy variables beneath the caller's own (which win). */
-  private withBaseEnvironment(request: SpawnRequest): SpawnRequest {
-    const base = this.baseEnvironment;
-    return base ? { ...request, env: { ...base, ...request.env } } : request;
+  /**
+   * What commands through the sandbox agent are held to (adr/0025): the agent's own exec, the verified tag kill, the
+   * OOM report and the lost-sandbox rule, exactly as on the exec path.
+   */
+  private agentEnforcement(): DriverAgentEnforcement {
+    return {
+      spawnAgent: (request) => this.spawnAgent(request),
+      newTag: newCommandTag,
+      killTagged: this.kills.killVerified,
+      outOfMemoryKilled: this.execContext.checkOutOfMemory,
+      lostError: this.execContext.lostError,
+    };
   }
 }

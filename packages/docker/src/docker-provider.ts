@@ -38,7 +38,6 @@ import {
 } from "./map-docker-error.js";
 import { outOfMemoryBaseline } from "./out-of-memory-check.js";
 import { auditFromInspect, findMismatches, policyFromContainer, policyNotEnforced } from "./policy-readback.js";
-import { withSandboxAgent, type DriverWithProbe } from "./sandbox-agent.js";
 
 /** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
 export const PROCESS_SESSION = randomUUID();
@@ -119,7 +118,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     }
   }
 
-  async function create(request: ProviderCreateRequest): Promise<DriverWithProbe> {
+  async function create(request: ProviderCreateRequest): Promise<DockerDriver> {
     const { options, signal } = request;
     throwIfAborted(signal, "docker");
     // Per-sandbox settings (options.settings) refine the provider's; the engine connection stays the provider's.
@@ -189,7 +188,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     }
   }
 
-  async function connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<DriverWithProbe> {
+  async function connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<DockerDriver> {
     throwIfAborted(request.signal, "docker");
     const container = docker.getContainer(request.sandboxId);
     let inspect: Docker.ContainerInspectInfo;
@@ -235,9 +234,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
   };
 }
 
-/** The driver for one running, verified container, with the sbx sandbox agent attached as the settings say. */
-function driverFor(options: DockerDriverOptions, settings: ResolvedDockerSettings): DriverWithProbe {
-  return withSandboxAgent(new DockerDriver(options), settings.agentCommands);
+/** The driver for one running, verified container; it declares the sbx sandbox agent as the settings say (core attaches it). */
+function driverFor(options: DockerDriverOptions, settings: ResolvedDockerSettings): DockerDriver {
+  return new DockerDriver({ ...options, agentCommands: settings.agentCommands });
 }
 
 /** Alias of `createSandboxProvider`: `createSandbox(docker({ runtime: "runsc" }))`. */

@@ -118,3 +118,8 @@ export function agentProcessesOf(containerId: string): Set<string> {
   }
   return agents;
 }
+
+/** Drops a container's entry once its sandbox is destroyed, so the map holds only containers that may still run agents. */
+export function forgetAgentProcesses(containerId: string): void {
+  agentsByContainer.delete(containerId);
+}

@@ -48,6 +48,9 @@ describeWithDocker("engine calls per file operation (issue 20)", () => {
       exists = await sandbox.files.exists("no-such-file.txt");
     });
     expect(exists).toBe(false);
+    console.log(
+      `engine requests for files.exists() of a missing path: ${requests.map((request) => `${request.method} ${request.path.replace(/[0-9a-f]{64}/, "<id>")}`).join(", ")}`,
+    );
     const execCreates = requests.filter((request) => /^\/containers\/[^/]+\/exec$/.test(request.path));
     expect(execCreates).toHaveLength(1);
     expect(requests.filter((request) => !isExecRequest(request))).toEqual([]);

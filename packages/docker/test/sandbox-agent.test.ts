@@ -1,5 +1,6 @@
 import { isSbxError, type Sandbox } from "@sbx/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { agentProcessesOf, forgetAgentProcesses } from "../src/untagged-process-check.js";
 import { createTestSandbox, describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environment.js";
 
 /** An image without python3, made offline from the test image (docker commit after removing the interpreter). */
@@ -263,5 +264,20 @@ describeWithDocker("the sbx sandbox agent on Docker: robustness", () => {
     );
     expect(execution.stdout).toContain("c\uFFFD\n");
     expect(execution.results?.[0]?.data["text/plain"]).toBe("0");
+  });
+});
+
+describeWithDocker("the agent's entry in the process-wide map of running agents (issue 20)", () => {
+  it("names the running agent, and is dropped when its sandbox is destroyed", async () => {
+    const sandbox = await createTestSandbox({ metadata: { test: "agent-map" } });
+    await sandbox.runCode("1");
+    const running = agentProcessesOf(sandbox.id);
+    expect([...running].map((entry) => entry.split(":")[0])).toEqual(await agentPids(sandbox));
+    await sandbox.kill();
+    // A destroyed sandbox's container id no longer has an entry: asking again makes a new, empty one.
+    const after = agentProcessesOf(sandbox.id);
+    expect(after).not.toBe(running);
+    expect(after.size).toBe(0);
+    forgetAgentProcesses(sandbox.id);
   });
 });

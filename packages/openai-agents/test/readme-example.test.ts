@@ -1,24 +1,14 @@
 import { readFile } from "node:fs/promises";
+import { exampleRegion } from "@sbx/contract";
 import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents-core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { compute } from "../examples/compute.js";
 import { BACKENDS } from "./backends.js";
 
-/** The lines between `// #region name` and `// #endregion name`, dedented. */
-async function region(file: URL, name: string): Promise<string> {
-  const lines = (await readFile(file, "utf8")).split("\n");
-  const body = lines.slice(
-    lines.findIndex((line) => line.trim() === `// #region ${name}`) + 1,
-    lines.findIndex((line) => line.trim() === `// #endregion ${name}`),
-  );
-  const indent = Math.min(...body.filter((line) => line.trim()).map((line) => line.length - line.trimStart().length));
-  return body.map((line) => line.slice(indent)).join("\n");
-}
-
 describe("packages/openai-agents/README.md", () => {
   it("shows examples/compute.ts verbatim", async () => {
     const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(await region(new URL("../examples/compute.ts", import.meta.url), "example"));
+    expect(readme).toContain(await exampleRegion(new URL("../examples/compute.ts", import.meta.url), "example"));
   });
 
   it.for(BACKENDS.map((backend) => [backend.name, backend.usable, backend.target] as const))(

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { readBody } from "./connect-protocol.js";
-import { startExec, type RunningExec } from "./docker-exec.js";
+import { startExec, type RunningExec } from "@sbx/emulator-kit";
 import { DEFAULT_USER, homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
 import { signalSession } from "./envd-process.js";
 import { codeInterpreterDriverSource } from "./code-interpreter-driver.js";

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { posix } from "node:path";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { runExec, startExec } from "./docker-exec.js";
+import { runExec, startExec } from "@sbx/emulator-kit";
 import { homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
 import { ConnectProtocolError, readRequestMessage, sendUnaryResponse, type ConnectErrorCode } from "./connect-protocol.js";
 import { userFromRequest } from "./envd-authentication.js";

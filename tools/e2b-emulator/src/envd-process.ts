@@ -7,8 +7,7 @@
  * to tell whether something of the command still holds its output.)
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { sessionHasProcesses as sessionHasProcessesIn } from "@sbx/emulator-kit";
-import { startExec, runExec, type RunningExec } from "./docker-exec.js";
+import { runExec, sessionHasProcesses as sessionHasProcessesIn, startExec, type RunningExec } from "@sbx/emulator-kit";
 import type { ContainerSandbox } from "./container-sandbox.js";
 import { homeDirectoryOf } from "./container-sandbox.js";
 import { ConnectProtocolError, ServerStream, readRequestMessage, sendUnaryResponse, toConnectError } from "./connect-protocol.js";

@@ -5,7 +5,7 @@
  * filesystem RPCs cost a syscall instead of a `docker exec` each. The
  * requesting user goes with each request: it owns what mkdir and move create.
  */
-import { startExec, type RunningExec } from "./docker-exec.js";
+import { startExec, type RunningExec } from "@sbx/emulator-kit";
 import { ConnectProtocolError, type ConnectErrorCode } from "./connect-protocol.js";
 import type { ContainerSandbox } from "./container-sandbox.js";
 import { filesystemHelperSource } from "./filesystem-helper-script.js";

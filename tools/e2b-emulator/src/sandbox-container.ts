@@ -5,15 +5,24 @@
  * takes it, so a container prepared ahead of demand serves any create with the same image and network mode.
  */
 import type Docker from "dockerode";
-import { runExec } from "./docker-exec.js";
+import {
+  deadlineCommand,
+  emulatorLabels,
+  runExec,
+  startPreparedContainer,
+  type SandboxContainerShape,
+  writeDeadline as writeDeadlineFile,
+  type PreparedContainer,
+} from "@sbx/emulator-kit";
 import { codeInterpreterDriverPath, codeInterpreterDriverSource } from "./code-interpreter.js";
 
+const LABELS = emulatorLabels("e2b-emulator");
 /** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.e2b-emulator";
+export const EMULATOR_LABEL = LABELS.emulator;
 /** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.e2b-emulator.instance";
+export const EMULATOR_INSTANCE_LABEL = LABELS.instance;
 /** Label holding the emulated sandbox id. */
-export const SANDBOX_ID_LABEL = "sbx.e2b-emulator.sandbox";
+export const SANDBOX_ID_LABEL = LABELS.sandbox;
 
 /** File inside the container holding the lifetime deadline (Unix seconds) that PID 1's loop obeys. */
 export const DEADLINE_FILE = "/run/e2b-emulator-deadline";
@@ -21,24 +30,10 @@ export const DEADLINE_FILE = "/run/e2b-emulator-deadline";
 /** Default unprivileged user, as in E2B templates. */
 export const DEFAULT_USER = "user";
 
-/** A started and prepared container, not yet given to a sandbox. */
-export interface PreparedContainer {
-  /** The id of the sandbox this container will be (in its name and label). */
-  readonly sandboxId: string;
-  readonly container: Docker.Container;
-  readonly containerId: string;
-  /** Its address on the emulator's network; null without a network. */
-  readonly containerAddress: string | null;
-}
+export type { PreparedContainer } from "@sbx/emulator-kit";
 
 /** What shapes a sandbox container: the same for every sandbox with this image and network mode. */
-export interface ContainerShape {
-  readonly docker: Docker;
-  readonly image: string;
-  readonly instanceId: string;
-  /** `"none"` for no network at all, else the emulator's Docker network. */
-  readonly networkMode: string;
-}
+export type ContainerShape = SandboxContainerShape;
 
 /** The key of a shape, for the warm container pool. */
 export function shapeKey(shape: ContainerShape): string {
@@ -50,14 +45,10 @@ export function shapeKey(shape: ContainerShape): string {
  * unless the file it reads is moved. Removes the container again when preparing fails.
  */
 export async function prepareContainer(shape: ContainerShape, sandboxId: string, deadlineSeconds: number): Promise<PreparedContainer> {
-  // PID 1 (under docker-init) sleeps until the deadline in DEADLINE_FILE, so the container
-  // ends on time even if the emulator process dies; a sandbox's setTimeout rewrites the file.
-  const lifetimeScript =
-    `echo "$1" > ${DEADLINE_FILE}; ` + `while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
   const container = await shape.docker.createContainer({
     Image: shape.image,
     name: `e2b-emulator-${sandboxId}`,
-    Cmd: ["/bin/sh", "-c", lifetimeScript, "e2b-emulator-lifetime", String(deadlineSeconds)],
+    Cmd: deadlineCommand({ deadlineFile: DEADLINE_FILE, name: "e2b-emulator-lifetime", deadlineSeconds }),
     WorkingDir: "/",
     Labels: {
       [EMULATOR_LABEL]: "1",
@@ -70,43 +61,30 @@ export async function prepareContainer(shape: ContainerShape, sandboxId: string,
       NetworkMode: shape.networkMode,
     },
   });
-  try {
-    await container.start();
-    const setupScript = [
-      `id -u ${DEFAULT_USER} >/dev/null 2>&1 || useradd -m -u 1000 -s /bin/bash ${DEFAULT_USER} 2>/dev/null || {`,
-      `  echo '${DEFAULT_USER}:x:1000:1000::/home/${DEFAULT_USER}:/bin/bash' >> /etc/passwd;`,
-      `  echo '${DEFAULT_USER}:x:1000:' >> /etc/group; }`,
-      `mkdir -p /home/${DEFAULT_USER} && chown ${DEFAULT_USER}: /home/${DEFAULT_USER}`,
-      `mkdir -p "$(dirname ${codeInterpreterDriverPath})"`,
-      `cat > ${codeInterpreterDriverPath}`,
-    ].join("\n");
-    const setup = await runExec(container, {
-      command: ["/bin/sh", "-c", setupScript],
-      user: "root",
-      stdinData: Buffer.from(codeInterpreterDriverSource, "utf8"),
-    });
-    if (setup.exitCode !== 0) {
-      throw new Error(`sandbox setup failed (exit ${setup.exitCode}): ${setup.stderr.toString("utf8")}`);
-    }
-    let containerAddress: string | null = null;
-    if (shape.networkMode !== "none") {
-      const information = await container.inspect();
-      containerAddress = information.NetworkSettings.Networks[shape.networkMode]?.IPAddress || null;
-    }
-    return { sandboxId, container, containerId: container.id, containerAddress };
-  } catch (error) {
-    await container.remove({ force: true }).catch(() => undefined);
-    throw error;
+  return startPreparedContainer(container, { sandboxId, networkMode: shape.networkMode, prepare: addUserAndInterpreterDriver });
+}
+
+/** Adds the default user (as in E2B templates) and the code interpreter's driver to a started container, as root. */
+async function addUserAndInterpreterDriver(container: Docker.Container): Promise<void> {
+  const setupScript = [
+    `id -u ${DEFAULT_USER} >/dev/null 2>&1 || useradd -m -u 1000 -s /bin/bash ${DEFAULT_USER} 2>/dev/null || {`,
+    `  echo '${DEFAULT_USER}:x:1000:1000::/home/${DEFAULT_USER}:/bin/bash' >> /etc/passwd;`,
+    `  echo '${DEFAULT_USER}:x:1000:' >> /etc/group; }`,
+    `mkdir -p /home/${DEFAULT_USER} && chown ${DEFAULT_USER}: /home/${DEFAULT_USER}`,
+    `mkdir -p "$(dirname ${codeInterpreterDriverPath})"`,
+    `cat > ${codeInterpreterDriverPath}`,
+  ].join("\n");
+  const setup = await runExec(container, {
+    command: ["/bin/sh", "-c", setupScript],
+    user: "root",
+    stdinData: Buffer.from(codeInterpreterDriverSource, "utf8"),
+  });
+  if (setup.exitCode !== 0) {
+    throw new Error(`sandbox setup failed (exit ${setup.exitCode}): ${setup.stderr.toString("utf8")}`);
   }
 }
 
-/** Moves the deadline PID 1 obeys (Unix seconds). Replaced by a rename, never rewritten in place: PID 1 reading
- * the file between its truncation and the write would see no deadline and end the container under the sandbox.
- */
-export async function writeDeadline(container: Docker.Container, deadlineSeconds: number): Promise<void> {
-  const written = await runExec(container, {
-    command: ["/bin/sh", "-c", `echo ${deadlineSeconds} > ${DEADLINE_FILE}.new && mv ${DEADLINE_FILE}.new ${DEADLINE_FILE}`],
-    user: "root",
-  });
-  if (written.exitCode !== 0) throw new Error(`could not set the sandbox's deadline (exit ${written.exitCode}): ${written.stderr.toString("utf8")}`);
+/** Moves the deadline PID 1 obeys (Unix seconds), by a rename (see the kit's `writeDeadline`). */
+export function writeDeadline(container: Docker.Container, deadlineSeconds: number): Promise<void> {
+  return writeDeadlineFile(container, { deadlineFile: DEADLINE_FILE, deadlineSeconds });
 }

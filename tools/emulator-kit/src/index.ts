@@ -1,6 +1,7 @@
 /**
  * What the E2B and Modal emulators share (test infrastructure, not published): streaming Docker execs, iptables
- * egress rules keyed on a container's address, and the Docker resources of one emulator instance with their cleanup.
+ * egress rules keyed on a container's address, the Docker resources of one emulator instance with their cleanup, and
+ * starting a sandbox's container with its deadline PID 1.
  * Test gating lives in `@sbx/emulator-kit/testing` (it imports vitest).
  */
 export {
@@ -32,3 +33,12 @@ export {
 } from "./emulator-resources.js";
 export { sessionHasProcesses } from "./session-processes.js";
 export { WarmContainerPool, type WarmContainerPoolOptions } from "./warm-containers.js";
+export {
+  deadlineCommand,
+  emulatorLabels,
+  startPreparedContainer,
+  writeDeadline,
+  type PreparedContainer,
+  type SandboxContainerShape,
+  type StartContainerOptions,
+} from "./sandbox-container.js";

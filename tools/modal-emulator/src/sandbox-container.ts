@@ -5,36 +5,31 @@
  * container started ahead of demand serves any create of the same shape that keeps the default entrypoint.
  */
 import type Docker from "dockerode";
-import { runExec } from "@sbx/emulator-kit";
+import {
+  deadlineCommand,
+  emulatorLabels,
+  startPreparedContainer,
+  type SandboxContainerShape,
+  writeDeadline as writeDeadlineFile,
+  type PreparedContainer,
+} from "@sbx/emulator-kit";
 import { PID_FOLDER } from "./emulated-exec.js";
 import { FS_TOOLS_PATH, FS_TOOLS_SOURCE } from "./fs-tools-script.js";
 import { createTarArchive } from "./tar-archive.js";
 
+const LABELS = emulatorLabels("modal-emulator");
 /** Label put on every container the emulator creates. */
-export const EMULATOR_LABEL = "sbx.modal-emulator";
+export const EMULATOR_LABEL = LABELS.emulator;
 /** Label holding the id of the emulator instance that owns the container. */
-export const EMULATOR_INSTANCE_LABEL = "sbx.modal-emulator.instance";
+export const EMULATOR_INSTANCE_LABEL = LABELS.instance;
 
 /** File inside the container holding the backstop deadline (Unix seconds) that the default PID 1 obeys. */
 export const DEADLINE_FILE = "/__modal/deadline";
 
-/** A started container, not yet given to a sandbox. */
-export interface PreparedContainer {
-  /** The id of the sandbox this container will be (in its name and label). */
-  readonly sandboxId: string;
-  readonly container: Docker.Container;
-  readonly containerId: string;
-  /** Its address on the emulator's network; null without a network. */
-  readonly containerAddress: string | null;
-}
+export type { PreparedContainer } from "@sbx/emulator-kit";
 
 /** What shapes a sandbox container. */
-export interface ContainerShape {
-  readonly docker: Docker;
-  readonly image: string;
-  readonly instanceId: string;
-  /** `"none"` for no network at all, else the emulator's Docker network. */
-  readonly networkMode: string;
+export interface ContainerShape extends SandboxContainerShape {
   readonly workdir: string | undefined;
   readonly nanoCpus: number | undefined;
   readonly memoryBytes: number | undefined;
@@ -50,8 +45,7 @@ export function shapeKey(shape: ContainerShape, idForm: string): string {
  * emulator dies; a sandbox taking a container started ahead of demand moves it.
  */
 export function lifetimeCommand(deadlineSeconds: number): string[] {
-  const lifetimeScript = `echo "$1" > ${DEADLINE_FILE}; while [ "$(date +%s)" -lt "$(cat ${DEADLINE_FILE} 2>/dev/null || echo 0)" ]; do sleep 1; done`;
-  return ["/bin/sh", "-c", lifetimeScript, "modal-emulator-lifetime", String(deadlineSeconds)];
+  return deadlineCommand({ deadlineFile: DEADLINE_FILE, name: "modal-emulator-lifetime", deadlineSeconds });
 }
 
 /**
@@ -71,7 +65,7 @@ export async function prepareContainer(
     Cmd: command,
     WorkingDir: shape.workdir,
     Env: Object.entries(environment).map(([key, value]) => `${key}=${value}`),
-    Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: shape.instanceId, "sbx.modal-emulator.sandbox": sandboxId },
+    Labels: { [EMULATOR_LABEL]: "1", [EMULATOR_INSTANCE_LABEL]: shape.instanceId, [LABELS.sandbox]: sandboxId },
     HostConfig: {
       Init: true,
       NetworkMode: shape.networkMode,
@@ -79,36 +73,23 @@ export async function prepareContainer(
       ...(shape.memoryBytes ? { Memory: shape.memoryBytes, MemorySwap: shape.memoryBytes } : {}),
     },
   });
-  try {
-    await container.putArchive(
-      createTarArchive([
-        { path: "__modal", mode: 0o755 },
-        { path: "__modal/.bin", mode: 0o755 },
-        { path: PID_FOLDER.slice(1), mode: 0o1733 },
-        { path: FS_TOOLS_PATH.slice(1), mode: 0o755, content: Buffer.from(FS_TOOLS_SOURCE, "utf8") },
-      ]),
-      { path: "/" },
-    );
-    await container.start();
-    let containerAddress: string | null = null;
-    if (shape.networkMode !== "none") {
-      const information = await container.inspect();
-      containerAddress = information.NetworkSettings.Networks[shape.networkMode]?.IPAddress || null;
-    }
-    return { sandboxId, container, containerId: container.id, containerAddress };
-  } catch (error) {
-    await container.remove({ force: true }).catch(() => undefined);
-    throw error;
-  }
+  return startPreparedContainer(container, { sandboxId, networkMode: shape.networkMode, beforeStart: putModalFiles });
 }
 
-/** Moves the backstop deadline the default PID 1 obeys (Unix seconds). Replaced by a rename, never rewritten in place: PID 1 reading
- * the file between its truncation and the write would see no deadline and end the container under the sandbox.
- */
-export async function writeDeadline(container: Docker.Container, deadlineSeconds: number): Promise<void> {
-  const written = await runExec(container, {
-    command: ["/bin/sh", "-c", `echo ${deadlineSeconds} > ${DEADLINE_FILE}.new && mv ${DEADLINE_FILE}.new ${DEADLINE_FILE}`],
-    user: "root",
-  });
-  if (written.exitCode !== 0) throw new Error(`could not set the sandbox's deadline (exit ${written.exitCode}): ${written.stderr.toString("utf8")}`);
+/** Puts the emulator's folders and fs tool into a created container, before it starts. */
+async function putModalFiles(container: Docker.Container): Promise<void> {
+  await container.putArchive(
+    createTarArchive([
+      { path: "__modal", mode: 0o755 },
+      { path: "__modal/.bin", mode: 0o755 },
+      { path: PID_FOLDER.slice(1), mode: 0o1733 },
+      { path: FS_TOOLS_PATH.slice(1), mode: 0o755, content: Buffer.from(FS_TOOLS_SOURCE, "utf8") },
+    ]),
+    { path: "/" },
+  );
+}
+
+/** Moves the backstop deadline the default PID 1 obeys (Unix seconds), by a rename (see the kit's `writeDeadline`). */
+export function writeDeadline(container: Docker.Container, deadlineSeconds: number): Promise<void> {
+  return writeDeadlineFile(container, { deadlineFile: DEADLINE_FILE, deadlineSeconds });
 }

@@ -21,6 +21,11 @@ export interface SandboxAgentClientOptions {
    * it, commands through the agent are killed by the agent itself (verified only within the command's session).
    */
   readonly enforcement?: AgentCommandEnforcement;
+  /**
+   * Variables the agent's own process gets over core's defaults and beneath its own (the driver's `baseEnvironment`,
+   * for example the egress proxy's), so that code run through it sees what a command sees. Default none.
+   */
+  readonly baseEnvironment?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -70,6 +75,8 @@ export interface AgentClientSettings {
   readonly outputLimitBytes: number | undefined;
   /** See `SandboxAgentClientOptions.enforcement`. */
   readonly enforcement: AgentCommandEnforcement | undefined;
+  /** See `SandboxAgentClientOptions.baseEnvironment`: empty without. */
+  readonly baseEnvironment: Readonly<Record<string, string>>;
 }
 
 /** Default `SandboxAgentClientOptions.startTimeoutMs`. */
@@ -85,5 +92,6 @@ export function agentClientSettings(options: SandboxAgentClientOptions): AgentCl
     interruptGraceMs: options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS,
     outputLimitBytes: options.outputLimitBytes,
     enforcement: options.enforcement,
+    baseEnvironment: options.baseEnvironment ?? {},
   };
 }

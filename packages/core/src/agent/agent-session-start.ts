@@ -25,7 +25,7 @@ export async function startAgentSession(
   const request: SpawnRequest = {
     command: agentCommandLine(),
     cwd: driver.workspace,
-    env: { ...defaultEnvironment(driver.workspace), PYTHONUNBUFFERED: "1" },
+    env: { ...defaultEnvironment(driver.workspace), ...settings.baseEnvironment, PYTHONUNBUFFERED: "1" },
     stdin: true,
     onStdout: (chunk) => (session ? session.receive(chunk) : early.push(chunk.slice())),
     onStderr: (chunk) => (session ? session.receiveStderr(chunk) : earlyStderr.push(chunk.slice())),

@@ -48,7 +48,7 @@ export interface AttachedSandboxAgent {
 /**
  * Attaches the sbx sandbox agent (Python 3.8+ stdlib, injected at runtime, started lazily with one long-lived spawn
  * on the first call) to anything that can `spawn` a process with stdin and stdout. Core calls it once, when it makes
- * a sandbox whose driver declares `codeAgent` (ADR 0037); `withCodeAgent` uses it for adapters that wrap themselves.
+ * a sandbox whose driver declares `codeAgent` (ADR 0037); the deprecated `withCodeAgent` uses it too.
  */
 export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "workspace">, options: CodeAgentOptions): AttachedSandboxAgent {
   const agent = new SandboxAgentClient(driver, options);
@@ -65,7 +65,8 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
   };
   return {
     agent,
-    spawn: commandsThroughAgent ? spawn : (request) => driver.spawn(request),
+    // Commands that never take the agent go straight to the driver (bound: no frame of ours between).
+    spawn: commandsThroughAgent ? spawn : driver.spawn.bind(driver),
     runCode: (request) => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),
     stop: () =>
@@ -82,11 +83,16 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
  * returns a driver whose `runCode` and `createCodeContext` go through the sbx sandbox agent. The adapter then declares
  * `STATEFUL_CODE` and `RICH_RESULTS` in its manifest. Every other primitive is the driver's own; `destroy` stops the
  * agent first. An image without python3 gives `RuntimeMissingError` on code calls while commands keep working.
- * Prefer declaring `codeAgent` on the driver, so core applies the agent itself without forwarders (ADR 0037).
+ * @deprecated Declare `codeAgent` on the driver instead (`{ commands, commandsStartAgent, enforcement }`): core then
+ * applies the agent itself, once, without these forwarders (ADR 0037, ADR 0044). Kept for adapters written against
+ * 0.1 (the frozen 0.1-shape adapter of the contract suite uses it); to be removed in 1.0.
  * @example return withCodeAgent(driver, { backend: "docker" });
  */
 export function withCodeAgent(driver: SandboxDriverV1, options: CodeAgentOptions): SandboxDriverWithAgent {
-  const attached = attachSandboxAgent(driver, options);
+  const attached = attachSandboxAgent(driver, { baseEnvironment: driver.baseEnvironment, ...options });
+  /** The driver's own method bound to it, when it has one (otherwise core's default applies). */
+  const own = <Name extends "readFile" | "writeFile" | "list" | "stat" | "remove" | "mkdir" | "rename" | "probe">(name: Name) =>
+    driver[name]?.bind(driver) as SandboxDriverV1[Name];
   return {
     get id() {
       return driver.id;
@@ -107,15 +113,14 @@ export function withCodeAgent(driver: SandboxDriverV1, options: CodeAgentOptions
     spawn: attached.spawn,
     runCode: attached.runCode,
     createCodeContext: attached.createCodeContext,
-    // The optional methods pass through when the driver has them; otherwise core's defaults apply.
-    readFile: driver.readFile && ((path, fileOptions) => driver.readFile!(path, fileOptions)),
-    writeFile: driver.writeFile && ((path, data, fileOptions) => driver.writeFile!(path, data, fileOptions)),
-    list: driver.list && ((path, fileOptions) => driver.list!(path, fileOptions)),
-    stat: driver.stat && ((path, fileOptions) => driver.stat!(path, fileOptions)),
-    remove: driver.remove && ((path, fileOptions) => driver.remove!(path, fileOptions)),
-    mkdir: driver.mkdir && ((path, fileOptions) => driver.mkdir!(path, fileOptions)),
-    rename: driver.rename && ((from, to, fileOptions) => driver.rename!(from, to, fileOptions)),
-    probe: driver.probe && ((probeOptions) => driver.probe!(probeOptions)),
+    readFile: own("readFile"),
+    writeFile: own("writeFile"),
+    list: own("list"),
+    stat: own("stat"),
+    remove: own("remove"),
+    mkdir: own("mkdir"),
+    rename: own("rename"),
+    probe: own("probe"),
     async destroy() {
       await attached.stop();
       await driver.destroy();

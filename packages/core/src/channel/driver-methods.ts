@@ -41,12 +41,12 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
   const ownDestroy = own(driver, "destroy");
   const ownRunCode = own(driver, "runCode");
   const agentDeclared = driver.codeAgent !== undefined && ownRunCode === undefined;
-  const baseEnvironment = driver.baseEnvironment ?? {};
+  // The agent's own process gets the driver's base environment (as every command does through `SandboxState`), whether
+  // it starts through `spawn` or the backend's `enforcement.spawnAgent`: a driver merges nothing itself (ADR 0044).
   const agent = agentDeclared
     ? attachSandboxAgent(
-        // The agent's own process gets the driver's base environment beneath its own, like every command.
-        { workspace: driver.workspace, spawn: (request) => plainSpawn({ ...request, env: { ...baseEnvironment, ...request.env } }) },
-        { backend: options.backend, ...driver.codeAgent },
+        { workspace: driver.workspace, spawn: plainSpawn },
+        { backend: options.backend, ...driver.codeAgent, baseEnvironment: driver.baseEnvironment },
       )
     : undefined;
   // Commands through the agent where it carries them; the agent itself starts through the plain spawn above.
