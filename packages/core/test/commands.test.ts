@@ -383,7 +383,10 @@ describe("combinedOutput and commands.defaultTimeoutMs (ADR 0045)", () => {
   it("combinedOutput hands the driver the command after `exec 2>&1` on a line of its own, and output is the merged pipe", async () => {
     const { sandbox, driver } = await sandboxWith();
     const streamed: string[] = [];
-    const result = await sandbox.commands.run("# a first-line comment stays a comment\necho hi", { combinedOutput: true, onOutput: (text) => streamed.push(text) });
+    const result = await sandbox.commands.run("# a first-line comment stays a comment\necho hi", {
+      combinedOutput: true,
+      onOutput: (text) => streamed.push(text),
+    });
     expect(driver.processes[0]!.request.command).toBe("exec 2>&1\n# a first-line comment stays a comment\necho hi");
     expect(result.exitCode).toBe(127);
     // The memory driver does not run a shell: what it wrote to stderr comes first in output, then stdout (empty here).

@@ -27,7 +27,11 @@ export function mergedCommand(command: string): string {
 export async function runMerged(sandbox: Sandbox, command: string, limits: MergedCommandLimits): Promise<ExecuteResponse> {
   try {
     // sbx merges the streams inside the sandbox (ADR 0045): `output` is in the order the process wrote.
-    const result = await sandbox.commands.run(command, { timeoutMs: limits.timeoutMs, outputLimitBytes: limits.outputLimitBytes, combinedOutput: true });
+    const result = await sandbox.commands.run(command, {
+      timeoutMs: limits.timeoutMs,
+      outputLimitBytes: limits.outputLimitBytes,
+      combinedOutput: true,
+    });
     const output = result.output ?? `${result.stdout}${result.stderr}`;
     return { output, exitCode: result.exitCode, truncated: result.truncated.stdout || result.truncated.stderr };
   } catch (error) {

@@ -62,16 +62,20 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_CLOSED");
   });
 
-  contractTest("lifecycle.ended-killed", "sandbox.ended is pending while the sandbox is open and resolves with reason killed after kill()", async () => {
-    const sandbox = await harness.createSandbox();
-    const before = await Promise.race([sandbox.ended.then((end) => end.reason), delay(200).then(() => "pending")]);
-    expect(before, "sandbox.ended while the sandbox is open").toBe("pending");
-    await sandbox.kill();
-    const end = await sandbox.ended;
-    expect(end.reason).toBe("killed");
-    expect(Number.isNaN(Date.parse(end.endedAt)), `endedAt ${end.endedAt} is an ISO time`).toBe(false);
-    expect(sandbox.closed).toBe(true);
-  });
+  contractTest(
+    "lifecycle.ended-killed",
+    "sandbox.ended is pending while the sandbox is open and resolves with reason killed after kill()",
+    async () => {
+      const sandbox = await harness.createSandbox();
+      const before = await Promise.race([sandbox.ended.then((end) => end.reason), delay(200).then(() => "pending")]);
+      expect(before, "sandbox.ended while the sandbox is open").toBe("pending");
+      await sandbox.kill();
+      const end = await sandbox.ended;
+      expect(end.reason).toBe("killed");
+      expect(Number.isNaN(Date.parse(end.endedAt)), `endedAt ${end.endedAt} is an ISO time`).toBe(false);
+      expect(sandbox.closed).toBe(true);
+    },
+  );
 
   contractTest(
     "lifecycle.ended-lifetime",

@@ -266,7 +266,13 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
       logger,
     });
   return wrapOrDestroy(driver, () =>
-    createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved, logger, lifetimeEndsAt: createStartedAt + resolved.timeoutMs }),
+    createSandboxFromDriver(driver, {
+      provider,
+      target: providerTarget,
+      options: resolved,
+      logger,
+      lifetimeEndsAt: createStartedAt + resolved.timeoutMs,
+    }),
   );
 }
 
