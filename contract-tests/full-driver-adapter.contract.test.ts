@@ -25,6 +25,8 @@ describeSandboxContract("full-driver (sbx 0.1 shape)", () => createExampleProvid
       "the adapter's commands are host processes that outlive their folder: it learns of the loss only when the command ends",
     "lost-sandbox.lifetime-ends":
       "the frozen 0.1 copy removes an expired sandbox's folder but leaves its running commands (host processes) alone, so they end with a result; the rule came with ADR 0023 (the example adapter follows it)",
+    "lost-sandbox.ended-without-a-call":
+      "the 0.1 shape has no probe(), so core cannot ask whether the sandbox still exists without a call; a failed call still finds the loss (lost-sandbox.every-call) and ends it (ADR 0045; the example adapter has probe() and runs the test)",
     "file-races.non-utf8-names":
       "the frozen 0.1 copy's own file methods name files with Node's string paths (UTF-8), so a name that is not UTF-8 cannot be made or named; the rule came with ADR 0031 (the example adapter follows it)",
     "file-races.read-flip":

@@ -12,6 +12,8 @@ export const CONTRACT_TEST_IDS = [
   "lifecycle.use-after-kill",
   "lifecycle.await-using-disposes",
   "lifecycle.invalid-create-options",
+  "lifecycle.ended-killed",
+  "lifecycle.ended-lifetime",
 
   "file-policy.symlink-inside",
   "file-policy.symlink-outside",
@@ -42,6 +44,9 @@ export const CONTRACT_TEST_IDS = [
   "commands.output-cap",
   "commands.background-child-holds-stdout",
   "commands.invalid-arguments",
+  "commands.combined-output-order",
+  "commands.combined-output-cap",
+  "commands.default-timeout",
 
   "background.start-wait",
   "background.live-process-limit",
@@ -153,6 +158,7 @@ export const CONTRACT_TEST_IDS = [
   "lost-sandbox.first-call-is-a-file-operation",
   "lost-sandbox.mid-command",
   "lost-sandbox.lifetime-ends",
+  "lost-sandbox.ended-without-a-call",
 ] as const;
 
 /** One contract test id, for example `"commands.timeout-kills-tree"`. */

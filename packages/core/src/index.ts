@@ -17,6 +17,7 @@ export {
   type MountInput,
   type Mount,
   type CreateSandboxOptions,
+  type CommandDefaults,
 } from "./v1/options.js";
 export type * from "./v1/audit.js";
 export { auditRecordSchema } from "./v1/audit.js";

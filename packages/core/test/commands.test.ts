@@ -39,6 +39,8 @@ describe("commands.run and commands.start reject bad arguments", () => {
     ["a signal that is not an AbortSignal", "echo hi", { signal: "stop" }, "options.signal"],
     ["an empty cwd", "echo hi", { cwd: "" }, "options.cwd"],
     ["an unknown option", "echo hi", { timeout: 5 }, "options.timeout"],
+    ["onOutput without combinedOutput", "echo hi", { onOutput: () => {} }, "options.onOutput"],
+    ["a combinedOutput that is not a boolean", "echo hi", { combinedOutput: "yes" }, "options.combinedOutput"],
   ];
 
   it.each(badRuns.map(([label, command, options, field]) => ({ label, command, options, field })))(
@@ -374,5 +376,46 @@ describe("runCode and createCodeContext", () => {
     setTimeout(() => controller.abort(), 10);
     expect(await caught(() => sandbox.runCode("hang", { signal: controller.signal }))).toBeInstanceOf(AbortedError);
     await sandbox.kill();
+  });
+});
+
+describe("combinedOutput and commands.defaultTimeoutMs (ADR 0045)", () => {
+  it("combinedOutput hands the driver the command after `exec 2>&1` on a line of its own, and output is the merged pipe", async () => {
+    const { sandbox, driver } = await sandboxWith();
+    const streamed: string[] = [];
+    const result = await sandbox.commands.run("# a first-line comment stays a comment\necho hi", {
+      combinedOutput: true,
+      onOutput: (text) => streamed.push(text),
+    });
+    expect(driver.processes[0]!.request.command).toBe("exec 2>&1\n# a first-line comment stays a comment\necho hi");
+    expect(result.exitCode).toBe(127);
+    // The memory driver does not run a shell: what it wrote to stderr comes first in output, then stdout (empty here).
+    expect(result.output).toBe(result.stderr + result.stdout);
+    expect(streamed.join("")).toBe(result.output);
+    const separate = await sandbox.commands.run("echo hi");
+    expect(driver.processes[1]!.request.command).toBe("echo hi");
+    expect(separate.output).toBeUndefined();
+    await sandbox.kill();
+  });
+
+  it("defaultTimeoutMs at create times out a command given none (TimeoutError naming the default, killed), and a command's own wins", async () => {
+    const { sandbox, driver } = await sandboxWith({}, { commands: { defaultTimeoutMs: 50 } });
+    const error = await caught(() => sandbox.commands.run("hang"));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.timeoutMs).toBe(50);
+    expect(error.killed).toBe(true);
+    expect(driver.processes[0]!.killCalls).toBe(1);
+    const handle = await sandbox.commands.start("hang");
+    expect(await caught(() => handle.wait())).toBeInstanceOf(TimeoutError);
+    const own = await sandbox.commands.run("echo own", { timeoutMs: 60_000 });
+    expect(own.stdout).toBe("own\n");
+    await sandbox.kill();
+  });
+
+  it("an invalid defaultTimeoutMs is refused at create", async () => {
+    const error = await caught(() => sandboxWith({}, { commands: { defaultTimeoutMs: 0 } }));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    const unknown = await caught(() => sandboxWith({}, { commands: { timeoutMs: 5 } as never }));
+    expect(unknown).toBeInstanceOf(InvalidArgumentError);
   });
 });

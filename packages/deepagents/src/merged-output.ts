@@ -11,9 +11,9 @@ export interface MergedCommandLimits {
 
 /**
  * The command with its standard error joined to its standard output by the sandbox's own shell: `exec 2>&1` runs
- * first, so every later write to either stream goes down one pipe in the order the process made it. Separate
- * `onStdout`/`onStderr` streams cannot give that order (the two pipes are read independently), and sbx core has no
- * merged stream yet (issue 21), so the merge happens inside the sandbox, where the order is real.
+ * first, so every later write to either stream goes down one pipe in the order the process made it. sbx core does this
+ * itself for `commands.run(command, { combinedOutput: true })` (ADR 0045), which `execute` uses; kept for callers who
+ * build command lines for other tools.
  */
 export function mergedCommand(command: string): string {
   return `exec 2>&1\n${command}`;
@@ -26,9 +26,13 @@ export function mergedCommand(command: string): string {
  */
 export async function runMerged(sandbox: Sandbox, command: string, limits: MergedCommandLimits): Promise<ExecuteResponse> {
   try {
-    const result = await sandbox.commands.run(mergedCommand(command), { timeoutMs: limits.timeoutMs, outputLimitBytes: limits.outputLimitBytes });
-    // After `exec 2>&1` nothing reaches stderr; anything there was written before it ran (the shell could not start).
-    const output = result.stderr === "" ? result.stdout : `${result.stdout}${result.stderr}`;
+    // sbx merges the streams inside the sandbox (ADR 0045): `output` is in the order the process wrote.
+    const result = await sandbox.commands.run(command, {
+      timeoutMs: limits.timeoutMs,
+      outputLimitBytes: limits.outputLimitBytes,
+      combinedOutput: true,
+    });
+    const output = result.output ?? `${result.stdout}${result.stderr}`;
     return { output, exitCode: result.exitCode, truncated: result.truncated.stdout || result.truncated.stderr };
   } catch (error) {
     if (!isSbxError(error, "SBX_TIMEOUT")) throw error;

@@ -55,7 +55,7 @@ export interface SbxSandboxOptions {
  * execute on the sandbox.
  *
  * - `execute(command)` returns stdout and stderr combined in the order the process wrote them (merged inside the
- *   sandbox with `exec 2>&1`), the exit code, and `truncated`; it runs under `commandTimeoutMs`.
+ *   sandbox: sbx's `combinedOutput`, ADR 0045), the exit code, and `truncated`; it runs under `commandTimeoutMs`.
  * - `uploadFiles`/`downloadFiles` move bytes through sbx's file API, which is confined to the workspace; sbx's typed
  *   path errors become deepagents' codes (`file_not_found`, `is_directory`, `permission_denied`, `invalid_path`).
  * - `ls`, `glob`, `grep`, `read` and `delete` use deepagents' shell commands where the sandbox's shell runs them, and

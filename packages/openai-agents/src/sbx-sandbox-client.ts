@@ -82,12 +82,14 @@ export class SbxSandboxSession implements SandboxSession<SbxSandboxSessionState>
     let merged: string;
     let exitCode: number | null;
     try {
-      const result = await this.sandbox.commands.run(`exec 2>&1\n${args.cmd}`, {
+      // sbx merges the two streams inside the sandbox (`exec 2>&1` before the command), so the order is the process's.
+      const result = await this.sandbox.commands.run(args.cmd, {
         cwd,
         timeoutMs: this.#commandTimeoutMs,
         outputLimitBytes: DEFAULT_OUTPUT_LIMIT_BYTES,
+        combinedOutput: true,
       });
-      merged = `${result.stdout}${result.stderr}`;
+      merged = result.output ?? `${result.stdout}${result.stderr}`;
       exitCode = result.exitCode;
     } catch (error) {
       if (!isSbxError(error, "SBX_TIMEOUT")) throw error;

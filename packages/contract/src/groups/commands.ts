@@ -15,6 +15,9 @@ export function printBytesCommand(count: number, stream: "stdout" | "stderr" = "
   return `printf '%*s' ${count} ''${stream === "stderr" ? " 1>&2" : ""}`;
 }
 
+/** How many times `commands.combined-output-order` runs its command: every run must keep the order. */
+export const COMBINED_OUTPUT_RUNS = 5;
+
 /** Lists process command lines when `ps` exists, or prints `no-ps`. */
 const PROCESS_LIST_COMMAND = "if command -v ps >/dev/null 2>&1; then ps -eo args; else echo no-ps; fi";
 
@@ -139,6 +142,71 @@ export function registerCommandsTests(harness: ContractHarness): void {
     if (processes) expect(processes.filter((line) => /^sleep 3$/.test(line))).toEqual([]);
     expect((await sandbox.commands.run("echo still-usable")).stdout).toBe("still-usable\n");
   });
+
+  contractTest(
+    "commands.combined-output-order",
+    `combinedOutput: stdout and stderr come back as one stream in the order the process wrote them (${COMBINED_OUTPUT_RUNS} of ${COMBINED_OUTPUT_RUNS} runs), streamed to onOutput`,
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      for (let run = 1; run <= COMBINED_OUTPUT_RUNS; run++) {
+        const streamed: string[] = [];
+        const result = await sandbox.commands.run("echo o1; echo e1 >&2; echo o2", { combinedOutput: true, onOutput: (text) => streamed.push(text) });
+        expect(result.output, `run ${run}: the merged output`).toBe("o1\ne1\no2\n");
+        expect(streamed.join(""), `run ${run}: what onOutput received`).toBe("o1\ne1\no2\n");
+        // The merged stream came down the stdout pipe; nothing reached stderr after the merge.
+        expect(result.stdout).toBe("o1\ne1\no2\n");
+        expect(result.stderr).toBe("");
+        expect(result.exitCode).toBe(0);
+      }
+      const failing = await sandbox.commands.run("echo out; echo err >&2; exit 4", { combinedOutput: true });
+      expect(failing.exitCode, "a non-zero exit with combinedOutput is a result").toBe(4);
+      expect(failing.output).toBe("out\nerr\n");
+      const separate = await sandbox.commands.run("echo o1; echo e1 >&2");
+      expect(separate.output, "without combinedOutput the result has no output field").toBeUndefined();
+      await expectSbxError(() => sandbox.commands.run("echo x", { onOutput: () => {} }), "SBX_INVALID_ARGUMENT");
+    },
+  );
+
+  contractTest(
+    "commands.combined-output-cap",
+    "combinedOutput: outputLimitBytes caps the merged stream like stdout (kept bytes, truncated, totalBytes), and a timeout's partial output is the merged stream",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const result = await sandbox.commands.run(`${printBytesCommand(600)}; ${printBytesCommand(600, "stderr")}`, {
+        combinedOutput: true,
+        outputLimitBytes: 1000,
+      });
+      expect(result.output?.length, "bytes of merged output kept").toBe(1000);
+      expect(result.stdoutBytes.byteLength).toBe(1000);
+      expect(result.truncated.stdout).toBe(true);
+      expect(result.totalBytes.stdout).toBe(1200);
+      expect(result.truncated.stderr).toBe(false);
+      const error = await expectSbxError(
+        () => sandbox.commands.run("echo before-out; echo before-err >&2; sleep 30", { combinedOutput: true, timeoutMs: 2000 }),
+        "SBX_TIMEOUT",
+      );
+      expect((error as { partialStdout?: string }).partialStdout, "the timeout's partial output").toBe("before-out\nbefore-err\n");
+    },
+  );
+
+  contractTest(
+    "commands.default-timeout",
+    "commands.defaultTimeoutMs at create: a command given no timeoutMs is killed with its children at the default (SBX_TIMEOUT, killed); its own timeoutMs wins",
+    async () => {
+      await using sandbox = await harness.createSandbox({ commands: { defaultTimeoutMs: 1500 } });
+      const command = "(sleep 3; echo leaked > default-timeout-marker.txt) & sleep 3; wait";
+      const error = await expectSbxError(() => sandbox.commands.run(command), "SBX_TIMEOUT");
+      expect((error as { timeoutMs?: number }).timeoutMs, "the timeout reported is the default").toBe(1500);
+      expect((error as { killed?: boolean }).killed, `TimeoutError.killed (the kill was verified): ${error.message}`).toBe(true);
+      await delay(4000);
+      expect(
+        await sandbox.files.exists("default-timeout-marker.txt"),
+        "default-timeout-marker.txt exists: a child of the timed-out command survived and wrote it",
+      ).toBe(false);
+      const own = await sandbox.commands.run("sleep 2.5; echo finished", { timeoutMs: 30_000 });
+      expect(own.stdout, "a command's own timeoutMs replaces the default").toBe("finished\n");
+    },
+  );
 
   contractTest("commands.abort", "aborting through an AbortSignal kills the command and raises SBX_ABORTED", async () => {
     await using sandbox = await harness.createSandbox();

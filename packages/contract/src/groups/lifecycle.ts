@@ -2,6 +2,7 @@ import { expect } from "vitest";
 import { createSandbox, type CreateSandboxOptions } from "@sbx/core";
 import {
   countingProvider,
+  delay,
   describeGroup,
   expectSbxError,
   mergeCreateOptions,
@@ -9,6 +10,9 @@ import {
   type SandboxContractOptions,
   type SandboxProviderFactoryForContract,
 } from "../harness.js";
+
+/** The lifetime `lifecycle.ended-lifetime` asks for: short, and long enough for a loaded machine to create the sandbox. */
+export const ENDED_LIFETIME_MS = 5_000;
 
 /** Registers the lifecycle tests: create, kill, idempotent kill, use after kill, `await using`, option validation. */
 export function registerLifecycleTests(harness: ContractHarness): void {
@@ -57,6 +61,37 @@ export function registerLifecycleTests(harness: ContractHarness): void {
     await expectSbxError(() => sandbox.files.write("anything.txt", "late"), "SBX_SANDBOX_CLOSED");
     await expectSbxError(() => sandbox.runCode("print(1)"), "SBX_SANDBOX_CLOSED");
   });
+
+  contractTest(
+    "lifecycle.ended-killed",
+    "sandbox.ended is pending while the sandbox is open and resolves with reason killed after kill()",
+    async () => {
+      const sandbox = await harness.createSandbox();
+      const before = await Promise.race([sandbox.ended.then((end) => end.reason), delay(200).then(() => "pending")]);
+      expect(before, "sandbox.ended while the sandbox is open").toBe("pending");
+      await sandbox.kill();
+      const end = await sandbox.ended;
+      expect(end.reason).toBe("killed");
+      expect(Number.isNaN(Date.parse(end.endedAt)), `endedAt ${end.endedAt} is an ISO time`).toBe(false);
+      expect(sandbox.closed).toBe(true);
+    },
+  );
+
+  contractTest(
+    "lifecycle.ended-lifetime",
+    "when the lifetime ends, closed is true and ended resolves with reason lifetime without any call; later calls raise SBX_SANDBOX_NOT_FOUND",
+    async () => {
+      const sandbox = await harness.createSandbox({ timeoutMs: ENDED_LIFETIME_MS });
+      expect(sandbox.closed, "sandbox.closed right after create").toBe(false);
+      const end = await Promise.race([sandbox.ended, delay(ENDED_LIFETIME_MS + 20_000).then(() => undefined)]);
+      expect(end?.reason, "sandbox.ended after the lifetime (undefined: it never resolved)").toBe("lifetime");
+      expect(sandbox.closed, "sandbox.closed once the lifetime ended, before any call").toBe(true);
+      await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
+      expect((await sandbox.ended).reason, "a later call does not change the reason").toBe("lifetime");
+      await sandbox.kill();
+      expect((await sandbox.ended).reason, "kill() after the end does not change the reason").toBe("lifetime");
+    },
+  );
 
   contractTest("lifecycle.await-using-disposes", "`await using` kills the sandbox at the end of the block", async () => {
     let escaped: { closed: boolean } | undefined;

@@ -18,6 +18,12 @@ export const LIFETIME_END_TEST_LIFETIME_MS = 5_000;
  */
 export const MID_COMMAND_LOSS_BOUND_MS = 25_000;
 
+/**
+ * How long `lost-sandbox.ended-without-a-call` waits for `ended` after the removal: core probes an open sandbox every
+ * 10 s (each probe bounded by 5 s), so a loss is found within 15 s; the rest is room for a loaded machine.
+ */
+export const ENDED_WITHOUT_CALL_BOUND_MS = 35_000;
+
 function removerOf(harness: ContractHarness, context: TestContext): (sandbox: Sandbox) => Promise<void> {
   const remove = harness.options.removeOutOfBand;
   if (!remove) context.skip("the adapter's contract options give no removeOutOfBand hook, so the suite cannot remove a sandbox behind sbx's back");
@@ -93,6 +99,22 @@ export function registerLostSandboxTests(harness: ContractHarness): void {
       expect(sandbox.closed, "sandbox.closed after the running command met the removal").toBe(true);
       await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
       await sandbox.kill();
+    },
+  );
+
+  contractTest(
+    "lost-sandbox.ended-without-a-call",
+    `after the sandbox is removed out of band, closed becomes true and ended resolves with reason lost within ${ENDED_WITHOUT_CALL_BOUND_MS / 1000} s, with no call made (core's periodic probe)`,
+    async (context) => {
+      const remove = removerOf(harness, context);
+      const sandbox = await harness.createSandbox();
+      await remove(sandbox);
+      const end = await Promise.race([sandbox.ended, delay(ENDED_WITHOUT_CALL_BOUND_MS).then(() => undefined)]);
+      expect(end?.reason, "sandbox.ended after the removal (undefined: it never resolved)").toBe("lost");
+      expect(sandbox.closed, "sandbox.closed after the removal, before any call").toBe(true);
+      await expectSbxError(() => sandbox.commands.run("echo after"), "SBX_SANDBOX_NOT_FOUND");
+      await sandbox.kill();
+      expect((await sandbox.ended).reason, "kill() after the loss does not change the reason").toBe("lost");
     },
   );
 

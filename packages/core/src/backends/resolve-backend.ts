@@ -265,7 +265,15 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
       createStartedAt,
       logger,
     });
-  return wrapOrDestroy(driver, () => createSandboxFromDriver(driver, { provider, target: providerTarget, options: resolved, logger }));
+  return wrapOrDestroy(driver, () =>
+    createSandboxFromDriver(driver, {
+      provider,
+      target: providerTarget,
+      options: resolved,
+      logger,
+      lifetimeEndsAt: createStartedAt + resolved.timeoutMs,
+    }),
+  );
 }
 
 /**

@@ -43,6 +43,8 @@ export interface DriverChannelOptions {
   readonly logger?: SandboxLogger;
   /** The sandbox's scoped credentials, when it has any. */
   readonly credentials?: ChannelCredentials;
+  /** Told once, when the sandbox is first marked lost (not while it is being killed). Default: nothing. */
+  readonly onLost?: () => void;
 }
 
 /**
@@ -192,15 +194,26 @@ export class DriverChannel implements ResolvedDriverMethods {
     return this.noticeGone(adapterFailure(lostAfterProbe(failure, { backend, sandboxId: this.id, operation }), backend, operation, secretValues));
   }
 
-  /** Marks the sandbox lost (unless it is being killed) and tells the credentials; returns `error`. */
-  private noticeGone(error: SbxError): SbxError {
-    if (!this.lostError && !this.killing) {
-      this.lostError = error;
-      this.closedAt ??= new Date().toISOString();
-    }
+  /**
+   * Marks the sandbox lost (unless it is being killed or already closed) and tells the credentials; returns `error`.
+   * Core's own findings come here too: the lifetime's end and a periodic probe that answered `"gone"` (ADR 0045).
+   */
+  readonly noticeGone = (error: SbxError): SbxError => {
+    this.markLost(error);
     this.options.credentials?.noticeError(error);
     return error;
-  }
+  };
+
+  /**
+   * Marks the sandbox lost without telling the credentials: for the lifetime's end, whose revocation the credentials'
+   * own lifetime timer does (with the reason `"lifetime"`).
+   */
+  readonly markLost = (error: SbxError): void => {
+    if (this.lostError || this.killing) return;
+    this.lostError = error;
+    this.closedAt ??= new Date().toISOString();
+    this.options.onLost?.();
+  };
 
   /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
   readonly ensureOpen = (operation: string): void => {

@@ -86,6 +86,7 @@ export async function createSandboxWithCredentials(creation: CredentialedCreatio
       options: { ...options, secrets: { ...options.secrets, ...values } },
       credentials,
       logger: creation.logger,
+      lifetimeEndsAt: creation.createStartedAt + options.timeoutMs,
     });
     credentials.watchLifetime(creation.createStartedAt + options.timeoutMs);
     return sandbox;

@@ -249,7 +249,7 @@ export class FileTooLargeError extends SbxError {
  * stopped and this error is the call's outcome. The thrown value is `cause`.
  */
 export class CallbackError extends SbxError {
-  /** Which callback threw: `"onStdout"`, `"onStderr"`, or `"sbx"` for sbx's own output handling. */
+  /** Which callback threw: `"onStdout"`, `"onStderr"`, `"onOutput"`, or `"sbx"` for sbx's own output handling. */
   readonly callback: string;
   constructor(options: Omit<SbxErrorOptions, "message"> & { callback: string; message?: string }) {
     const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);

@@ -15,7 +15,7 @@ export class CallbackGuard {
     private readonly onFailure: () => void,
   ) {}
 
-  /** Wraps `callback`; `name` is reported in the error (`"onStdout"`, `"onStderr"`, or `"sbx"` for our own code). */
+  /** Wraps `callback`; `name` is reported in the error (`"onStdout"`, `"onStderr"`, `"onOutput"`, or `"sbx"` for our own code). */
   wrap<Args extends unknown[]>(name: string, callback: (...args: Args) => void): (...args: Args) => void {
     return (...args: Args) => {
       if (this.failure) return;

@@ -35,6 +35,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     get closed() {
       return state.closedAt !== null;
     },
+    ended: state.endWatch.ended,
     kill,
     [Symbol.asyncDispose]: kill,
   };

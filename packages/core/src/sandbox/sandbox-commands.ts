@@ -20,6 +20,15 @@ interface LaunchedCommand {
   readonly stderrChannel: TextChannel;
 }
 
+/**
+ * The command with its standard error joined to its standard output by the sandbox's own shell (ADR 0045): `exec 2>&1`
+ * runs first, so every later write to either descriptor goes down one pipe in the order the process made it. On a line
+ * of its own, so the command's first line (a comment, a here-document) is untouched.
+ */
+export function combinedOutputCommand(command: string): string {
+  return `exec 2>&1\n${command}`;
+}
+
 /** What a stopped command's error says about the kill: verified only when the kill was and the exit was reported. */
 function commandStopReport(kill: KillOutcome | undefined, exitSettled: boolean, killGraceMs: number): StopReport {
   if (kill?.verified && exitSettled) return verifiedStop("The command and every process it started were killed (verified by the backend).");
@@ -47,12 +56,19 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
         message: "Invalid options.stdin: `true` (keep stdin open) only applies to commands.start(); pass the input as text or bytes to run().",
       });
     }
+    if (runOptions.onOutput && !runOptions.combinedOutput) {
+      throw new InvalidArgumentError({
+        field: "options.onOutput",
+        backend,
+        message: "Invalid options.onOutput: it streams the merged output of { combinedOutput: true }; without it, use onStdout and onStderr.",
+      });
+    }
     throwIfAborted(runOptions.signal, backend);
     const releaseStartingSlot = state.reserveProcess();
     const deadline = new RunDeadline({
       backend,
       kind: "command",
-      timeoutMs: runOptions.timeoutMs,
+      timeoutMs: runOptions.timeoutMs ?? state.context.options.commands?.defaultTimeoutMs,
       signal: runOptions.signal,
       killGraceMs,
       secretValues,
@@ -63,6 +79,12 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
     const stderr = new OutputCollector(limit);
     if (runOptions.onStdout) stdout.onText(guard.wrap("onStdout", runOptions.onStdout));
     if (runOptions.onStderr) stderr.onText(guard.wrap("onStderr", runOptions.onStderr));
+    if (runOptions.onOutput) {
+      // Both pipes feed it: the merged one, and the stderr pipe, which carries only what the shell wrote before the merge.
+      const onOutput = guard.wrap("onOutput", runOptions.onOutput);
+      stdout.onText(onOutput);
+      stderr.onText(onOutput);
+    }
     const stdoutChannel = new TextChannel(limit);
     const stderrChannel = new TextChannel(limit);
     if (background) {
@@ -81,7 +103,7 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
       "spawn",
       () =>
         driver.spawn({
-          command,
+          command: runOptions.combinedOutput ? combinedOutputCommand(command) : command,
           cwd: state.redacting(() => resolveWorkingDirectory(runOptions.cwd, driver.workspace, backend)),
           env: { ...state.spawnEnvironment, ...(runOptions.env ?? {}) },
           stdin: runOptions.stdin !== undefined,
@@ -155,6 +177,7 @@ export function createSandboxCommands(state: SandboxState): SandboxCommands {
           truncated: { stdout: stdout.truncated, stderr: stderr.truncated },
           totalBytes: { stdout: stdout.totalBytes, stderr: stderr.totalBytes },
           outOfMemoryKilled: exit.value.outOfMemoryKilled ?? null,
+          ...(runOptions.combinedOutput ? { output: `${stderr.text()}${stdout.text()}` } : {}),
         };
       } catch (error) {
         throw redactError(error, secretValues);

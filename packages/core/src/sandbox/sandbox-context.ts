@@ -22,6 +22,12 @@ export interface SandboxContext {
    * exist, so a `contextId` this object did not create is passed to the backend instead of refused. Default false.
    */
   readonly reconnected?: boolean;
+  /**
+   * Epoch milliseconds the sandbox's lifetime ends (when the backend was asked to create it, plus `options.timeoutMs`):
+   * core's timer closes the sandbox then and resolves `ended` with `"lifetime"` (ADR 0045). Default: now plus
+   * `options.timeoutMs`, or no timer for a reconnected sandbox (its lifetime began elsewhere).
+   */
+  readonly lifetimeEndsAt?: number;
   /** How long `kill()` waits for the backend to destroy the sandbox before rejecting with `TimeoutError`. Default 30000. */
   readonly destroyTimeoutMs?: number;
   /**

@@ -16,6 +16,7 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
   return async function kill(): Promise<void> {
     if (!state.killing) {
       state.closedAt ??= new Date().toISOString();
+      state.endWatch.end("killed");
       state.killing = (async () => {
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
         const destroying = state

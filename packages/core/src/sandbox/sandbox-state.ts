@@ -1,4 +1,4 @@
-import { CapabilityNotSupportedError, InvalidArgumentError, type SbxError, TooManyProcessesError } from "../errors/index.js";
+import { CapabilityNotSupportedError, InvalidArgumentError, SandboxNotFoundError, type SbxError, TooManyProcessesError } from "../errors/index.js";
 import { DriverChannel, isSandboxGone } from "../channel/driver-channel.js";
 import { backendsSupporting } from "../backends/backend-registry.js";
 import type { Capabilities, CapabilityName } from "../v1/capabilities.js";
@@ -10,6 +10,7 @@ import { resolveWorkspacePath } from "../security/paths.js";
 import { redactError } from "../security/redaction.js";
 import { refuseUnredactableSecrets } from "../security/unredactable-secrets.js";
 import { maxLiveProcessesOf } from "../limits/live-process-limit.js";
+import { SandboxEndWatch } from "./sandbox-end.js";
 
 /**
  * What every part of one sandbox shares (commands, code, files, kill): the call channel to the driver (which holds the
@@ -44,6 +45,8 @@ export class SandboxState {
   readonly liveProcesses = new Set<SpawnedProcess>();
   /** Commands being started (spawn not yet answered): they count against `maxLiveProcesses` too. */
   startingProcesses = 0;
+  /** Decides and announces the sandbox's end (kill, lifetime, loss): `sandbox.ended` (ADR 0045). */
+  readonly endWatch: SandboxEndWatch;
   /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
   readonly createdContexts = new Set<string>();
 
@@ -62,12 +65,34 @@ export class SandboxState {
       secretValues: this.secretValues,
       logger: context.logger,
       credentials: context.credentials,
+      onLost: () => this.endWatch.end("lost"),
     });
     this.driver = driver;
     this.call = driver.call;
     this.ensureOpen = driver.ensureOpen;
     this.baseEnvironment = { ...driver.baseEnvironment, ...options.env, ...options.secrets };
     this.spawnEnvironment = { ...defaultEnvironment(driver.workspace), ...this.baseEnvironment };
+    this.endWatch = new SandboxEndWatch({
+      probe: driver.probe,
+      lifetimeEndsAt: context.lifetimeEndsAt ?? (context.reconnected ? undefined : Date.now() + options.timeoutMs),
+      onLifetimeEnd: () =>
+        driver.markLost(
+          new SandboxNotFoundError({
+            sandboxId: driver.id,
+            backend: this.backend,
+            message: `The ${this.backend} sandbox ${driver.id} reached the end of its lifetime (timeoutMs ${options.timeoutMs} ms); the backend ends it. Create a new sandbox.`,
+          }),
+        ),
+      onFoundGone: () =>
+        driver.noticeGone(
+          new SandboxNotFoundError({
+            sandboxId: driver.id,
+            backend: this.backend,
+            message: `The ${this.backend} sandbox ${driver.id} is gone (the backend says it no longer exists: removed outside sbx, or its host ended). Create a new sandbox.`,
+          }),
+        ),
+      busy: () => driver.killing !== undefined,
+    });
   }
 
   /** True once the sandbox was found gone. */

@@ -63,6 +63,22 @@ const signalSchema = z.custom<AbortSignal>((value) => value === undefined || val
 const environmentName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a valid environment variable name");
 const environmentSchema = z.record(environmentName, z.string());
 
+/** Defaults for every command of one sandbox (see `CreateSandboxOptions.commands`). */
+export const commandDefaultsSchema = z
+  .object({
+    /** Time limit of a command given without `timeoutMs`, in milliseconds. Default: none (the sandbox lifetime). */
+    defaultTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(7 * 24 * 3600 * 1000)
+      .optional(),
+  })
+  .strict();
+
+/** Defaults for every command of one sandbox. */
+export type CommandDefaults = z.output<typeof commandDefaultsSchema>;
+
 /** Options for `createSandbox()`, validated before any backend is touched. */
 export const createSandboxOptionsSchema = z
   .object({
@@ -78,6 +94,7 @@ export const createSandboxOptionsSchema = z
     limits: limitsSchema.optional(),
     // Optional in the resolved options too (adapters and tests build them by hand); core applies the default, 256.
     maxLiveProcesses: z.number().int().min(1).max(100_000).optional(),
+    commands: commandDefaultsSchema.optional(),
     metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
     mounts: z.array(mountSchema).default([]),
     user: z.enum(["default", "root"]).default("default"),
@@ -122,6 +139,15 @@ export interface CreateSandboxOptions {
    * (`policies.processes`). Every backend, enforced by core (adr/0030).
    */
   maxLiveProcesses?: number;
+  /**
+   * Defaults for this sandbox's commands. `defaultTimeoutMs`: the time limit of a `commands.run()` or
+   * `commands.start()` given without `timeoutMs`; past it the command is killed (verified like every timeout) and the
+   * call rejects with `TimeoutError` (`SBX_TIMEOUT`). Default: no limit beyond the sandbox lifetime. Why: an agent's
+   * command that never ends (a prompt waiting for input, a server started in the foreground) must not hold the caller
+   * until the lifetime ends; a framework sets one limit here instead of on every call. Every backend, enforced by core
+   * (ADR 0045).
+   */
+  commands?: CommandDefaults;
   /** Labels attached to the sandbox (backend permitting), for listing and sweeping. */
   metadata?: Record<string, string>;
   /** Host folders to mount (needs `HOST_MOUNTS`). A git worktree is the typical case. */
@@ -162,8 +188,10 @@ export const runCommandOptionsSchema = z
     stdin: z.union([z.string(), z.instanceof(Uint8Array), z.literal(true)]).optional(),
     timeoutMs: z.number().int().positive().optional(),
     outputLimitBytes: z.number().int().positive().optional(),
+    combinedOutput: z.boolean().optional(),
     onStdout: callbackSchema.optional(),
     onStderr: callbackSchema.optional(),
+    onOutput: callbackSchema.optional(),
     signal: signalSchema.optional(),
   })
   .strict();

@@ -14,16 +14,31 @@ export interface RunCommandOptions {
   stdin?: string | Uint8Array | true;
   /**
    * Kill the command and every process it started after this many milliseconds (counted from the call, before the
-   * backend is asked to start it), then throw `TimeoutError` (`killed` says whether the kill was verified). Default: no
-   * limit beyond the sandbox lifetime.
+   * backend is asked to start it), then throw `TimeoutError` (`killed` says whether the kill was verified). Default: the
+   * sandbox's `commands.defaultTimeoutMs` (create option), else no limit beyond the sandbox lifetime.
    */
   timeoutMs?: number;
   /** Bytes kept per stream; output beyond is dropped (still counted) and `truncated` is set. Default 16 MiB. */
   outputLimitBytes?: number;
+  /**
+   * Standard output and standard error as one stream, in the order the process wrote them: the command runs after
+   * `exec 2>&1` in the sandbox's shell, so both descriptors are one pipe inside the sandbox and the order is the
+   * process's own (two pipes read apart cannot give it). The result's `output` holds the stream, and so does `stdout`
+   * (the pipe it came down), with `outputLimitBytes`, `truncated.stdout` and `totalBytes.stdout` applying to it;
+   * `stderr` holds only what the shell wrote before the merge (normally nothing). With `start()`, the handle's
+   * `stdout` carries the stream. Default false: separate streams. See ADR 0045.
+   */
+  combinedOutput?: boolean;
   /** Streaming standard output. A throw from it stops the command and rejects the call with `CallbackError`. */
   onStdout?: OutputListener;
   /** Streaming standard error. A throw from it stops the command and rejects the call with `CallbackError`. */
   onStderr?: OutputListener;
+  /**
+   * Streaming the merged stream of `combinedOutput` as it arrives, in the process's order. Needs `combinedOutput: true`
+   * (refused without it: two separate streams have no order between them to report). A throw from it stops the command
+   * and rejects the call with `CallbackError`.
+   */
+  onOutput?: OutputListener;
   /** Aborting kills the command and every process it started, then rejects with `AbortedError`. */
   signal?: AbortSignal;
 }
@@ -48,6 +63,12 @@ export interface CommandResult {
   readonly totalBytes: { readonly stdout: number; readonly stderr: number };
   /** True when the backend reports the command was killed by the out-of-memory killer; null when the backend cannot tell. */
   readonly outOfMemoryKilled: boolean | null;
+  /**
+   * With `combinedOutput: true` only (absent otherwise): standard output and standard error as one text in the order
+   * the process wrote them (anything the shell wrote to stderr before the merge comes first). Cut at
+   * `outputLimitBytes` like `stdout`.
+   */
+  readonly output?: string;
 }
 
 /** A running background command. */
@@ -231,6 +252,21 @@ export interface SandboxFiles {
   download(sandboxPath: string, hostPath: string, options?: FileDownloadOptions): Promise<void>;
 }
 
+/**
+ * Why a sandbox ended: `"killed"` (the caller's `kill()` or disposal), `"lifetime"` (its `timeoutMs` lifetime ran out:
+ * core's own timer, the backend ends it too), `"lost"` (it was found gone: removed outside sbx, its host died; found
+ * by a failed call or by core's periodic check).
+ */
+export type SandboxEndReason = "killed" | "lifetime" | "lost";
+
+/** How a sandbox ended (`sandbox.ended`). */
+export interface SandboxEnd {
+  /** Why it ended. */
+  readonly reason: SandboxEndReason;
+  /** ISO time sbx learned of the end (the kill call, the lifetime's end, the loss found). */
+  readonly endedAt: string;
+}
+
 /** An isolated place to run untrusted code. Dispose with `await using` or `kill()`. */
 export interface Sandbox extends AsyncDisposable {
   /** Backend-assigned id; pass to `connectSandbox()` where `RECONNECT` is on. */
@@ -251,8 +287,16 @@ export interface Sandbox extends AsyncDisposable {
   readonly files: SandboxFiles;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
-  /** Whether `kill()` or disposal has happened, or the sandbox was lost (see docs/errors.md). */
+  /**
+   * Whether the sandbox has ended: `kill()` or disposal happened, its lifetime ran out (true at that moment, without a
+   * call), or it was lost (found by a failed call, or by core's check every 10 s while open; see docs/errors.md).
+   */
   readonly closed: boolean;
+  /**
+   * Resolves once the sandbox ends, with why (`"killed"`, `"lifetime"`, `"lost"`) and when; never rejects. Lets a
+   * caller (an agent loop, a pool) learn that a sandbox ended without calling it. See ADR 0045.
+   */
+  readonly ended: Promise<SandboxEnd>;
   /**
    * Destroys the sandbox and everything in it. Safe to call more than once. Bounded: rejects with `TimeoutError` if
    * the backend does not confirm within 30 s (the sandbox is closed either way). Resolves for a sandbox that is already gone.
