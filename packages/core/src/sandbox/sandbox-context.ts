@@ -3,6 +3,7 @@ import type { CredentialAuditEntry } from "../v1/credentials.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxProviderV1 } from "../v1/provider.js";
+import type { PooledSandboxFacts } from "../pool/pooled-sandbox-facts.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
@@ -31,4 +32,6 @@ export interface SandboxContext {
   readonly credentials?: ChannelCredentials & { auditEntries(): CredentialAuditEntry[] };
   /** The debug logger: every driver call is logged by the call channel. Default none. */
   readonly logger?: SandboxLogger;
+  /** Set for a sandbox handed out by a pool: its create and acquire times, recorded as `policies.pool` (ADR 0050). Default none. */
+  readonly pool?: PooledSandboxFacts;
 }
