@@ -24,3 +24,4 @@ export { loopbackNetworkFixture } from "./loopback-network-fixture.js";
 export { describeFilePolicyContract } from "./groups/file-policy.js";
 export { describeIsolationContract, describeUserContract } from "./groups/isolation.js";
 export { describeSettingsContract } from "./groups/settings.js";
+export { describeListingContract, describeNamedSandboxesContract } from "./groups/directory.js";

@@ -126,6 +126,10 @@ export const CONTRACT_TEST_IDS = [
 
   "reconnect.sees-files",
   "reconnect.refused",
+  "listing.by-labels",
+  "listing.refused",
+  "named.exactly-one-creates",
+  "named.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

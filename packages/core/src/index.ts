@@ -69,3 +69,5 @@ export {
   type AcquireSandboxOptions,
   type SandboxPoolStats,
 } from "./pool/sandbox-pool-options.js";
+export { listSandboxes, getOrCreateSandbox, type ListSandboxesOptions, type GetOrCreateSandboxResult } from "./backends/sandbox-directory.js";
+export { listedSandboxSchema, sandboxNameSchema, type ListedSandbox } from "./v1/listing.js";

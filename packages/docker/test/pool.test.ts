@@ -54,7 +54,7 @@ describeWithDocker("warm pool on Docker", () => {
         expect(idleIds).toContain(second.id);
         // The agent was started at pool time: it (and the worker it forks) runs in the container before the caller's first command.
         const agents = await docker.getContainer(first.id).top({ ps_args: "-eo pid,args" });
-        expect(agents.Processes.filter((row) => row[1]?.startsWith("python3 -I -u -c")).length).toBeGreaterThanOrEqual(1);
+        expect(agents.Processes.filter((row: string[]) => row[1]?.startsWith("python3 -I -u -c")).length).toBeGreaterThanOrEqual(1);
         expect((await first.commands.run('printf %s "$API_TOKEN"')).stdout).toBe("docker-pool-secret-91b2");
         expect((await second.commands.run('printf %s "${API_TOKEN-unset}"')).stdout).toBe("unset");
         // The secret reached neither the container's config (made before anyone asked) nor the audit record.

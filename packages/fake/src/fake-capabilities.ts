@@ -7,5 +7,7 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   BACKGROUND_COMMANDS: true,
   STDIN: true,
   HOST_MOUNTS: true,
+  LIST_SANDBOXES: true,
+  NAMED_SANDBOXES: true,
   languages: ["python"],
 });

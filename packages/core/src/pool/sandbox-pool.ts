@@ -1,15 +1,8 @@
 import { InvalidArgumentError, SandboxClosedError } from "../errors/index.js";
 import { refuseCapabilityMethodMismatch } from "../backends/capability-method-check.js";
 import { loggedCall } from "../backends/backend-logging.js";
-import {
-  checkProvider,
-  loadProvider,
-  parseOptions,
-  parseTarget,
-  pickAutomaticProvider,
-  refuseUnsupportedPolicies,
-  wrapOrDestroy,
-} from "../backends/resolve-backend.js";
+import { parseOptions, refuseUnsupportedPolicies, wrapOrDestroy } from "../backends/resolve-backend.js";
+import { resolveProvider } from "../backends/resolve-provider.js";
 import { refuseUnknownSettings } from "../backends/unknown-settings.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "../credentials/create-sandbox-with-credentials.js";
 import { createSandboxFromDriver } from "../sandbox/create-sandbox-from-driver.js";
@@ -385,20 +378,7 @@ export async function createSandboxPool(target: string | SandboxProviderV1, opti
       message: `Invalid options.maxIdleMs: maxIdleMs (${maxIdleMs}) plus createOptions.timeoutMs (${lifetimeMs}) is the backend deadline of a pooled sandbox and may not exceed ${LONGEST_BACKEND_LIFETIME_MS} ms (7 days).`,
     });
   throwIfAborted(signal);
-  let provider: SandboxProviderV1;
-  let providerTarget = "";
-  if (typeof target === "object" && target !== null) provider = checkProvider(target);
-  else if (typeof target !== "string")
-    throw new InvalidArgumentError({
-      field: "target",
-      message: 'Invalid target: expected a string such as "docker://python:3.12-slim" or a provider object.',
-    });
-  else if (target.toLowerCase() === "auto") provider = await pickAutomaticProvider(resolved, backends, signal);
-  else {
-    const parsedTarget = parseTarget(target);
-    provider = await loadProvider(parsedTarget.scheme, resolved.settings);
-    providerTarget = parsedTarget.target;
-  }
+  const { provider, providerTarget } = await resolveProvider(target, resolved, backends, signal);
   refuseUnknownSettings(provider, resolved.settings);
   refuseUnsupportedPolicies(provider, resolved);
   const pool = new SandboxPool(
