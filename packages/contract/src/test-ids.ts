@@ -130,6 +130,9 @@ export const CONTRACT_TEST_IDS = [
   "listing.refused",
   "named.exactly-one-creates",
   "named.refused",
+  "lifetime.extend",
+  "lifetime.shorten",
+  "lifetime.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

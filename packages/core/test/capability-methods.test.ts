@@ -24,6 +24,7 @@ describe("capability flags and their methods", () => {
       "NAMED_SANDBOXES:provider.getOrCreate:exactly",
       "STATEFUL_CODE:driver.createCodeContext:exactly",
       "STATEFUL_CODE:driver.runCode:flag-needs-method",
+      "SET_LIFETIME:driver.setLifetime:flag-needs-method",
     ]);
   });
 

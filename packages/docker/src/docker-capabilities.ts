@@ -7,6 +7,7 @@ import { defineCapabilities } from "@sbx/core";
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: execs, and `connect` to a labelled container.
  * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
  * - LIST_SANDBOXES, NAMED_SANDBOXES: label filters on the engine's container list, and its unique container names (ADR 0050).
+ * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -20,5 +21,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   RESOURCE_LIMITS: true,
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
+  SET_LIFETIME: true,
   languages: ["python"],
 });

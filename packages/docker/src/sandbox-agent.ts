@@ -9,6 +9,8 @@ import type { SandboxProbeAnswer } from "./sandbox-lost.js";
  * failure). Declared here until `SandboxDriverV1` names it.
  */
 export type DriverWithProbe = SandboxDriverWithAgent & {
+  /** Moves the sandbox's end from outside (ADR 0050). */
+  setLifetime(request: { expiresAt: string }): Promise<{ expiresAt: string }>;
   /** Whether the sandbox still runs: `"running"`, `"gone"` (removed or stopped) or `"unknown"` (no answer). */
   probe(options: { signal?: AbortSignal }): Promise<SandboxProbeAnswer>;
 };
@@ -26,5 +28,8 @@ export function withSandboxAgent(driver: DockerDriver, agentCommands: AgentComma
     commandsStartAgent: agentCommands === "start",
     enforcement: driver.agentEnforcement,
   });
-  return Object.assign(attached, { probe: (options: { signal?: AbortSignal }) => driver.probe(options) });
+  return Object.assign(attached, {
+    probe: (options: { signal?: AbortSignal }) => driver.probe(options),
+    setLifetime: (request: { expiresAt: string }) => driver.setLifetime(request),
+  });
 }

@@ -9,5 +9,6 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   HOST_MOUNTS: true,
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
+  SET_LIFETIME: true,
   languages: ["python"],
 });

@@ -1,4 +1,4 @@
-import type { AuditRecord } from "../v1/audit.js";
+import type { AuditRecord, PolicyRecord } from "../v1/audit.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { redactValue } from "../security/redaction.js";
@@ -16,6 +16,8 @@ export function buildAuditRecord(input: {
   readonly createdAt: string;
   readonly closedAt: string | null;
   readonly secretValues: readonly string[];
+  /** The `policies.lifetimeChanges` record once `setLifetime` changed the lifetime (ADR 0050). */
+  readonly lifetimeChanges?: PolicyRecord;
 }): AuditRecord {
   const { driver, context } = input;
   const record = {
@@ -33,6 +35,7 @@ export function buildAuditRecord(input: {
       ...driver.audit.policies,
       processes: processesPolicy(maxLiveProcessesOf(context.options)),
       ...(context.pool ? { pool: pooledSandboxPolicy(context.pool) } : {}),
+      ...(input.lifetimeChanges ? { lifetimeChanges: input.lifetimeChanges } : {}),
     },
     environment: { variables: Object.keys(context.options.env).sort(), secrets: Object.keys(context.options.secrets).sort() },
     credentials: context.credentials?.auditEntries() ?? [],

@@ -26,6 +26,8 @@ export const CAPABILITY_NAMES = [
   "LIST_SANDBOXES",
   /** `getOrCreateSandbox(target, { name })`: one sandbox per name, exactly one creator when processes race (ADR 0050). */
   "NAMED_SANDBOXES",
+  /** `sandbox.setLifetime({ timeoutMs })`: a live sandbox's lifetime changed from the host, enforced out of its reach (ADR 0050). */
+  "SET_LIFETIME",
 ] as const;
 
 /** One capability name. */
@@ -50,6 +52,7 @@ export const capabilitiesSchema = z
     RESOURCE_LIMITS: z.boolean(),
     LIST_SANDBOXES: z.boolean(),
     NAMED_SANDBOXES: z.boolean(),
+    SET_LIFETIME: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

@@ -29,4 +29,5 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   { capability: "NAMED_SANDBOXES", holder: "provider", method: "getOrCreate", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "createCodeContext", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "runCode", rule: "flag-needs-method" },
+  { capability: "SET_LIFETIME", holder: "driver", method: "setLifetime", rule: "flag-needs-method" },
 ] as const);

@@ -333,6 +333,12 @@ export interface SandboxDriverV1 {
    * only a `SandboxNotFoundError` from the driver marks the sandbox lost.
    */
   probe?(options: { signal: AbortSignal }): Promise<ProbeAnswer>;
+  /**
+   * Moves the sandbox's end to `expiresAt` (ISO time; later or earlier than now's), enforced where the sandbox cannot
+   * reach it (on Docker the root deadline process is replaced from outside), and resolves with the end the backend
+   * applied. Must exist when `SET_LIFETIME` is on (ADR 0050).
+   */
+  setLifetime?(request: { expiresAt: string; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

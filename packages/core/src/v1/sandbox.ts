@@ -251,6 +251,12 @@ export interface Sandbox extends AsyncDisposable {
   readonly files: SandboxFiles;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
+  /**
+   * Sets the sandbox's remaining lifetime to `timeoutMs` from now (longer or shorter than what is left), enforced by the
+   * backend out of the sandbox's reach; recorded in the audit record (`policies.lifetimeChanges`). Needs `SET_LIFETIME`
+   * (ADR 0050); resolves with the new end (ISO time).
+   */
+  setLifetime(options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
   /** Whether `kill()` or disposal has happened, or the sandbox was lost (see docs/errors.md). */
   readonly closed: boolean;
   /**
