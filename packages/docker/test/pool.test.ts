@@ -3,6 +3,8 @@
  * before acquire, per-acquire secrets, the lifetime from acquire enforced by the host while the container's own
  * deadline (idle bound + lifetime) stays out of the sandbox's reach, and close removing every idle container.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { createSandboxPool } from "@sbx/core";
 import { expect, it } from "vitest";
 import { createSandboxProvider } from "../src/index.js";
@@ -96,6 +98,53 @@ describeWithDocker("warm pool on Docker", () => {
       expect(killAttempt.stdout.trim()).not.toBe("0");
       await eventually(() => gone(sandbox.id), 30_000);
       expect(sandbox.closed).toBe(true);
+    },
+  );
+
+  it(
+    "a pool's idle containers end with a host process that is SIGKILLed (the dead-man's switch holds for pooled sandboxes)",
+    { timeout: 180_000 },
+    async () => {
+      const script = `
+      import { createSandboxPool } from "@sbx/core";
+      import { createSandboxProvider } from "./dist/index.js";
+      const pool = await createSandboxPool(createSandboxProvider({ image: ${JSON.stringify(TEST_IMAGE)} }), { size: 2 });
+      await pool.warm({ signal: AbortSignal.timeout(150000) });
+      const sandbox = await pool.acquire();
+      process.stdout.write(JSON.stringify({ acquired: sandbox.id }) + "\\n");
+      setInterval(() => {}, 1000);
+    `;
+      const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: new URL("..", import.meta.url).pathname,
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let output = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (text: string) => (output += text));
+      await eventually(async () => output.includes("\n"), 160_000);
+      const acquired = (JSON.parse(output.split("\n")[0]!) as { acquired: string }).acquired;
+      const owned = await docker.listContainers({ filters: { label: [`sbx.owner.pid=${child.pid}`] } });
+      const ids = owned.map((container) => container.Id);
+      // The acquired one and the idle ones that refilled (at least the acquired one and one idle).
+      expect(ids).toContain(acquired);
+      expect(ids.length).toBeGreaterThanOrEqual(2);
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      try {
+        for (const id of ids) await eventually(() => gone(id), 60_000);
+      } finally {
+        // A refill the kill interrupted between the engine's create and start leaves a container that never ran (what
+        // sweepOrphans() is for): this test's own child made it, so the test removes it.
+        const leftovers = await docker.listContainers({ all: true, filters: { label: [`sbx.owner.pid=${child.pid}`] } });
+        await Promise.all(
+          leftovers.map((container) =>
+            docker
+              .getContainer(container.Id)
+              .remove({ force: true, v: true })
+              .catch(() => {}),
+          ),
+        );
+      }
     },
   );
 });
