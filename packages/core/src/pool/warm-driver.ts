@@ -9,6 +9,23 @@ function bound<Name extends keyof SandboxDriverV1>(driver: SandboxDriverV1, name
 }
 
 /**
+ * Gives `warmed` every method of `driver` it lacks (bound to `driver`): `withCodeAgent` forwards the driver spec's file
+ * methods, `probe` and `destroy` only, and a driver's other methods (`setLifetime`, and any a later capability adds)
+ * must stay reachable on a pooled sandbox.
+ */
+function keepOtherMethods(driver: SandboxDriverV1, warmed: SandboxDriverV1): void {
+  const methods = new Map<string, (...args: unknown[]) => unknown>();
+  for (let holder: object | null = driver; holder !== null && holder !== Object.prototype; holder = Object.getPrototypeOf(holder) as object | null) {
+    for (const name of Object.getOwnPropertyNames(holder)) {
+      // Plain function values only: getters are not called, and the nearest definition wins.
+      const value: unknown = Object.getOwnPropertyDescriptor(holder, name)?.value;
+      if (name !== "constructor" && typeof value === "function" && !methods.has(name)) methods.set(name, value as (...args: unknown[]) => unknown);
+    }
+  }
+  for (const [name, method] of methods) if (!(name in warmed)) Object.assign(warmed, { [name]: method.bind(driver) });
+}
+
+/**
  * A driver whose sbx sandbox agent is attached now and started, so the first command or code run of an acquired
  * sandbox pays for neither (ADR 0050). A driver declaring `codeAgent` gets the agent core would attach when the
  * sandbox is made (its own process with the driver's base environment beneath, as `resolveDriverMethods` does); a
@@ -50,6 +67,7 @@ export async function warmDriver(driver: SandboxDriverV1, backend: string): Prom
       },
       { backend, ...driver.codeAgent },
     );
+    keepOtherMethods(driver, warmed);
   }
   const agent = (warmed as { agent?: SandboxAgentClient }).agent;
   if (agent && typeof agent.startForCommands === "function") await agent.startForCommands();
