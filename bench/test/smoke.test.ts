@@ -84,6 +84,18 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "pool-bench.mjs",
+    lines: [
+      new RegExp(String.raw`\| acquire → first command p50 \(ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| p50 <= 5 ms`),
+      new RegExp(String.raw`\| acquire → first command p99 \(ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| p99 <= 20 ms`),
+      new RegExp(String.raw`\| acquire alone p50 \(ms\) +\| ${NUMBER}`),
+      new RegExp(String.raw`\| acquire rate while refilling \(sandboxes/s, .*\) +\| ${NUMBER}`),
+      new RegExp(String.raw`\| host RSS per pooled sandbox \(MiB\) +\| -?${NUMBER}`),
+      new RegExp(String.raw`\| container memory per pooled sandbox \(MiB, engine's count\) +\| ${NUMBER}`),
+    ],
+    docker: true,
+  },
+  {
     file: "docker-attacks.mjs",
     lines: [/\{"attack":"apparmor-audit","enforcement":"[^"]+"\}/],
     docker: true,

@@ -20,6 +20,8 @@ import { registerSecretEncodingsTests } from "./groups/secret-encodings.js";
 import { registerVerifiedKillsTests } from "./groups/verified-kills.js";
 import { registerIsolationTests, registerUserTests } from "./groups/isolation.js";
 import { registerSettingsTests } from "./groups/settings.js";
+import { registerListingTests, registerNamedSandboxTests } from "./groups/directory.js";
+import { registerLifetimeTests } from "./groups/lifetime.js";
 import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 
 /**
@@ -49,6 +51,9 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("mounts", () => registerMountsTests(harness));
     describe("limits", () => registerLimitsTests(harness));
     describe("reconnect", () => registerReconnectTests(harness));
+    describe("listing", () => registerListingTests(harness));
+    describe("named sandboxes", () => registerNamedSandboxTests(harness));
+    describe("lifetime", () => registerLifetimeTests(harness));
     describe("concurrency", () => registerConcurrencyTests(harness));
     describe("output caps", () => registerOutputCapsTests(harness));
     describe("verified kills", () => registerVerifiedKillsTests(harness));

@@ -25,3 +25,5 @@ export { describeFilePolicyContract } from "./groups/file-policy.js";
 export { describeIsolationContract, describeUserContract } from "./groups/isolation.js";
 export { describeSettingsContract } from "./groups/settings.js";
 export { backendUsableForTests, exampleRegion, type IntegrationTestBackend } from "./integration-testing.js";
+export { describeListingContract, describeNamedSandboxesContract } from "./groups/directory.js";
+export { describeLifetimeContract } from "./groups/lifetime.js";

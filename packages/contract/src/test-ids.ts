@@ -131,6 +131,13 @@ export const CONTRACT_TEST_IDS = [
 
   "reconnect.sees-files",
   "reconnect.refused",
+  "listing.by-labels",
+  "listing.refused",
+  "named.exactly-one-creates",
+  "named.refused",
+  "lifetime.extend",
+  "lifetime.shorten",
+  "lifetime.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

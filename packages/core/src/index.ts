@@ -62,3 +62,13 @@ export {
   type SpawnedProcess,
   type ResolvedCreateOptions,
 } from "./deprecated-root-exports.js";
+export { createSandboxPool, SandboxPool } from "./pool/sandbox-pool.js";
+export {
+  DEFAULT_POOL_MAX_IDLE_MS,
+  DEFAULT_POOL_REFILL_CONCURRENCY,
+  type SandboxPoolOptions,
+  type AcquireSandboxOptions,
+  type SandboxPoolStats,
+} from "./pool/sandbox-pool-options.js";
+export { listSandboxes, getOrCreateSandbox, type ListSandboxesOptions, type GetOrCreateSandboxResult } from "./backends/sandbox-directory.js";
+export { listedSandboxSchema, sandboxNameSchema, type ListedSandbox } from "./v1/listing.js";

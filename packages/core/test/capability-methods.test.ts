@@ -20,8 +20,11 @@ describe("capability flags and their methods", () => {
   it("the table names every flag↔method pair the protocol documents", () => {
     expect(CAPABILITY_METHOD_PAIRS.map((pair) => `${pair.capability}:${pair.holder}.${pair.method}:${pair.rule}`)).toEqual([
       "RECONNECT:provider.connect:exactly",
+      "LIST_SANDBOXES:provider.list:exactly",
+      "NAMED_SANDBOXES:provider.getOrCreate:exactly",
       "STATEFUL_CODE:driver.createCodeContext:exactly",
       "STATEFUL_CODE:driver.runCode:flag-needs-method",
+      "SET_LIFETIME:driver.setLifetime:flag-needs-method",
     ]);
   });
 

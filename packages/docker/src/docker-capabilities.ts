@@ -6,6 +6,8 @@ import { defineCapabilities } from "@sbx/core";
  * - EGRESS_ALLOWLIST: sbx's host-side allowlist proxy (adr/0021).
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: execs, and `connect` to a labelled container.
  * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
+ * - LIST_SANDBOXES, NAMED_SANDBOXES: label filters on the engine's container list, and its unique container names (ADR 0050).
+ * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -17,5 +19,8 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   HOST_MOUNTS: true,
   RECONNECT: true,
   RESOURCE_LIMITS: true,
+  LIST_SANDBOXES: true,
+  NAMED_SANDBOXES: true,
+  SET_LIFETIME: true,
   languages: ["python"],
 });

@@ -11,7 +11,8 @@ import {
 } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { spawnAgentProcess } from "./agent-launch.js";
-import type { RequestedPolicy } from "./container-config.js";
+import { containerUserFor, type RequestedPolicy } from "./container-config.js";
+import { replaceDeadline } from "./lifetime-change.js";
 import { removeQuietly } from "./container-removal.js";
 import type { SandboxEgress } from "./egress/sandbox-egress.js";
 import { spawnCommand, type ExecContext, type LiveExec } from "./exec-process.js";
@@ -66,7 +67,7 @@ export class DockerDriver implements SandboxDriverV1 {
   private readonly loss: SandboxLoss;
   private readonly kills: KillEscalation;
   private readonly files: PosixFileOperations;
-  private readonly lifetime: LifetimeTimer;
+  private lifetime: LifetimeTimer;
   /** Every command exec not yet settled: settled (exit 137) once the container is removed (adr/0030). */
   private readonly liveExecs = new Set<LiveExec>();
   private readonly execContext: ExecContext;
@@ -83,13 +84,7 @@ export class DockerDriver implements SandboxDriverV1 {
     this.loss = new SandboxLoss({ container, isDestroyed: () => this.destroyed !== undefined });
     this.kills = new KillEscalation({ container, commandUser: policy.user, loss: this.loss });
     this.files = fileHelperOperations(container, { user: policy.user, workspace: policy.workspace });
-    this.lifetime = startLifetimeTimer({
-      expiresAt: policy.expiresAt,
-      onExpiry: () => {
-        options.egress?.close();
-        void removeQuietly(container).catch(() => {});
-      },
-    });
+    this.lifetime = startLifetimeTimer({ expiresAt: policy.expiresAt, onExpiry: () => this.expire() });
     this.execContext = {
       container,
       user: policy.user,
@@ -164,6 +159,22 @@ export class DockerDriver implements SandboxDriverV1 {
    */
   probe(options: { signal?: AbortSignal } = {}): Promise<SandboxProbeAnswer> {
     return this.loss.probe(options);
+  }
+
+  /** Moves the sandbox's end (ADR 0050): the in-container deadline replaced from outside, then the host-side timer. */
+  setLifetime(request: { expiresAt: string }): Promise<{ expiresAt: string }> {
+    return this.guard(async () => {
+      const expiresAt = await replaceDeadline(this.native, { deadlineUser: containerUserFor(this.options.policy), expiresAt: request.expiresAt });
+      this.lifetime.stop();
+      this.lifetime = startLifetimeTimer({ expiresAt, onExpiry: () => this.expire() });
+      return { expiresAt };
+    });
+  }
+
+  /** The host-side half of the lifetime ending: the allowlist proxy closed and the container removed. */
+  private expire(): void {
+    this.options.egress?.close();
+    void removeQuietly(this.native).catch(() => {});
   }
 
   /** Removes the container (idempotent); every command still waiting for its exit then settles with 137. */

@@ -38,6 +38,7 @@ import {
 } from "./map-docker-error.js";
 import { outOfMemoryBaseline } from "./out-of-memory-check.js";
 import { auditFromInspect, findMismatches, policyFromContainer, policyNotEnforced } from "./policy-readback.js";
+import { getOrCreateNamed, listLabelledSandboxes, namedContainerConfig } from "./sandbox-directory.js";
 
 /** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
 export const PROCESS_SESSION = randomUUID();
@@ -118,7 +119,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     }
   }
 
-  async function create(request: ProviderCreateRequest): Promise<DockerDriver> {
+  async function create(request: ProviderCreateRequest & { name?: string }): Promise<DockerDriver> {
     const { options, signal } = request;
     throwIfAborted(signal, "docker");
     // Per-sandbox settings (options.settings) refine the provider's; the engine connection stays the provider's.
@@ -128,7 +129,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     const allow = options.network.allow ?? [];
     // Invalid entries are refused before anything is created.
     if (allow.length > 0) compileAllowlist(allow, effective.egressPorts);
-    const config = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
+    const unnamedConfig = buildContainerConfig(policy, { session: PROCESS_SESSION, metadata: options.metadata });
+    // A named sandbox (getOrCreateSandbox): the engine's unique container names make exactly one creator (ADR 0050).
+    const config = request.name === undefined ? unnamedConfig : namedContainerConfig(request.name, unnamedConfig);
     // The allowlist's transport (adr/0027): a host socket directory mounted read-only at create, else the exec stream.
     const egressTransport =
       allow.length > 0 ? await planEgressTransport({ endpoint, settings: effective, commandUser: policy.user, config }) : undefined;
@@ -231,6 +234,8 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     detect,
     create,
     connect,
+    list: (request) => listLabelledSandboxes(docker, request),
+    getOrCreate: (request) => getOrCreateNamed({ docker, create, connect }, request),
   };
 }
 

@@ -7,5 +7,8 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   BACKGROUND_COMMANDS: true,
   STDIN: true,
   HOST_MOUNTS: true,
+  LIST_SANDBOXES: true,
+  NAMED_SANDBOXES: true,
+  SET_LIFETIME: true,
   languages: ["python"],
 });

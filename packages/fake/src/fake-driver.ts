@@ -105,7 +105,7 @@ export class FakeDriver implements SandboxDriverV1 {
   private readonly processes = new Set<SpawnedProcess>();
   private readonly contexts: string[] = [];
   private readonly secrets: string[];
-  private readonly lifetimeTimer: NodeJS.Timeout;
+  private lifetimeTimer: NodeJS.Timeout;
   private nextPid = 100;
   private destroyed = false;
   private expiredByTimer = false;
@@ -114,7 +114,7 @@ export class FakeDriver implements SandboxDriverV1 {
    * starts later, so a command it stops is always past this instant, and is reported as the lost sandbox it is
    * even when the lifetime timer has not run yet on a loaded event loop.
    */
-  private readonly expiresAt: number;
+  private expiresAt: number;
 
   constructor(private readonly config: FakeDriverOptions) {
     const { options, settings } = config;
@@ -143,11 +143,29 @@ export class FakeDriver implements SandboxDriverV1 {
     });
     this.shell.attach(this.bash);
     if (config.statefulCode) this.createCodeContext = (request) => this.newCodeContext(request);
-    this.lifetimeTimer = setTimeout(() => {
+    this.lifetimeTimer = this.startLifetimeTimer(options.timeoutMs);
+  }
+
+  private startLifetimeTimer(milliseconds: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
       this.expiredByTimer = true;
       void this.destroy();
-    }, options.timeoutMs);
-    this.lifetimeTimer.unref();
+    }, milliseconds);
+    timer.unref();
+    return timer;
+  }
+
+  /**
+   * Moves the end of the sandbox's lifetime (ADR 0050): the in-process timer restarted. A command already running
+   * keeps just-bash's own execution limit, fixed at create to the first lifetime.
+   */
+  async setLifetime(request: { expiresAt: string }): Promise<{ expiresAt: string }> {
+    this.ensureAvailable();
+    const expiresAt = Date.parse(request.expiresAt);
+    clearTimeout(this.lifetimeTimer);
+    this.expiresAt = expiresAt;
+    this.lifetimeTimer = this.startLifetimeTimer(Math.max(0, expiresAt - Date.now()));
+    return { expiresAt: new Date(expiresAt).toISOString() };
   }
 
   /** Whether the sandbox's lifetime has ended (by its timer, or by the clock before the timer ran). */

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { BackendStatus, Capabilities, SandboxProviderV1 } from "@sbx/core";
+import type { BackendStatus, Capabilities, ListedSandbox, SandboxProviderV1 } from "@sbx/core";
 import {
   narrowCapabilities,
   type DriverAudit,
@@ -14,6 +14,7 @@ import {
 import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FAKE_CAPABILITIES } from "./fake-capabilities.js";
+import { fakeDirectory } from "./fake-directory.js";
 import { FakeDriver } from "./fake-driver.js";
 import { fakeSettingsSchema, resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
 import { FaultInjector } from "./fault-injector.js";
@@ -76,11 +77,18 @@ class FakeProvider implements FakeSandboxProvider {
   private readonly drivers = new Map<string, FakeDriver>();
   private readonly settings: ResolvedFakeSettings;
   private sequence = 0;
+  /** Lists this process's fake sandboxes by label: present exactly when `LIST_SANDBOXES` is on (ADR 0050). */
+  readonly list?: (request: { labels: Readonly<Record<string, string>> }) => Promise<ListedSandbox[]>;
+  /** Get-or-create by name within this process: present exactly when `NAMED_SANDBOXES` is on (ADR 0050). */
+  readonly getOrCreate?: (request: ProviderCreateRequest & { name: string }) => Promise<{ driver: SandboxDriverV1; created: boolean }>;
 
   constructor(settings: ResolvedFakeSettings) {
     this.settings = settings;
     this.capabilities = narrowCapabilities(FAKE_CAPABILITIES, settings.capabilities);
     this.faults = new FaultInjector((sandboxId) => this.drivers.get(sandboxId)?.killAll());
+    if (this.capabilities.LIST_SANDBOXES) this.list = (request) => Promise.resolve(fakeDirectory.list(request.labels));
+    if (this.capabilities.NAMED_SANDBOXES)
+      this.getOrCreate = (request) => fakeDirectory.getOrCreate(request.name, () => this.createNamed(request, request.name));
   }
 
   get calls(): readonly FakeCall[] {
@@ -105,7 +113,11 @@ class FakeProvider implements FakeSandboxProvider {
     };
   }
 
-  async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
+  create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
+    return this.createNamed(request, null);
+  }
+
+  private async createNamed(request: ProviderCreateRequest, name: string | null): Promise<SandboxDriverV1> {
     const { options } = request;
     const secrets = Object.values(options.secrets);
     this.record.add(
@@ -128,10 +140,14 @@ class FakeProvider implements FakeSandboxProvider {
       faults: this.faults,
       python: sharedPythonInterpreters,
       audit: this.auditFor(options),
-      onDestroyed: (sandboxId) => this.drivers.delete(sandboxId),
+      onDestroyed: (sandboxId) => {
+        this.drivers.delete(sandboxId);
+        fakeDirectory.remove(sandboxId);
+      },
     });
     await driver.initialise();
     this.drivers.set(id, driver);
+    fakeDirectory.add(driver, options.metadata, name);
     if (this.settings.preloadPython && this.capabilities.languages.includes("python")) sharedPythonInterpreters().warm();
     return driver;
   }

@@ -183,7 +183,7 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
 }
 
 /** Refuses options that need capabilities the provider lacks: never weaken a policy that was asked for. */
-function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: ResolvedCreateOptions): void {
+export function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: ResolvedCreateOptions): void {
   const refuse = (capability: "EGRESS_ALLOWLIST" | "HOST_MOUNTS" | "RESOURCE_LIMITS", detail: string) => {
     throw new CapabilityNotSupportedError({
       capability,
@@ -201,7 +201,8 @@ function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: Resolve
   }
 }
 
-function parseOptions(options: CreateSandboxOptions | undefined): {
+/** Validates `createSandbox` options: the resolved options, the caller-side parts, and the credential sources taken out of `secrets`. */
+export function parseOptions(options: CreateSandboxOptions | undefined): {
   resolved: ResolvedCreateOptions;
   signal: AbortSignal | undefined;
   credentials: Map<string, CredentialSource>;
@@ -280,7 +281,7 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
  * Wraps a just-created driver, destroying the backend's sandbox when the wrapping refuses it: a refused create
  * leaves nothing running behind the rejection.
  */
-async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () => Result): Promise<Result> {
+export async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () => Result): Promise<Result> {
   try {
     return wrap();
   } catch (error) {
@@ -372,7 +373,8 @@ export async function detectBackends(options?: { signal?: AbortSignal }): Promis
   return loaded.map((entry) => entry.status);
 }
 
-async function pickAutomaticProvider(
+/** The provider `"auto"` picks: the first usable backend in the preference order (see `autoBackendOrder`). */
+export async function pickAutomaticProvider(
   options: ResolvedCreateOptions,
   backends: readonly string[] | undefined,
   signal?: AbortSignal,

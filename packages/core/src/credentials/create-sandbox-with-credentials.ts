@@ -4,6 +4,7 @@ import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxDriverV1, SandboxProviderV1 } from "../v1/provider.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import type { Sandbox } from "../v1/sandbox.js";
+import type { PooledSandboxFacts } from "../pool/pooled-sandbox-facts.js";
 import { defaultStateDirectory } from "./credential-store.js";
 import { createSandboxFromDriver } from "../sandbox/create-sandbox-from-driver.js";
 import { revokeOrphanedCredentials } from "./revoke-orphaned-credentials.js";
@@ -47,6 +48,8 @@ export interface CredentialedCreation {
   readonly createStartedAt: number;
   /** The debug logger, when one is on. */
   readonly logger?: SandboxLogger;
+  /** Set for a sandbox handed out by a pool: the credentials then live from acquire for the pool's lifetime (ADR 0050). */
+  readonly pool?: PooledSandboxFacts;
 }
 
 /** Revokes credentials a dead process left behind for these sources; failures are reported by the sources' events, never thrown here. */
@@ -86,9 +89,11 @@ export async function createSandboxWithCredentials(creation: CredentialedCreatio
       options: { ...options, secrets: { ...options.secrets, ...values } },
       credentials,
       logger: creation.logger,
-      lifetimeEndsAt: creation.createStartedAt + options.timeoutMs,
+      lifetimeEndsAt: creation.pool ? creation.pool.acquiredAt + creation.pool.lifetimeMs : creation.createStartedAt + options.timeoutMs,
+      pool: creation.pool,
     });
-    credentials.watchLifetime(creation.createStartedAt + options.timeoutMs);
+    const pool = creation.pool;
+    credentials.watchLifetime(pool ? pool.acquiredAt + pool.lifetimeMs : creation.createStartedAt + options.timeoutMs);
     return sandbox;
   } catch (error) {
     // Core refused the sandbox after the credentials were issued (for example an issued value it cannot redact safely): nothing may leak.

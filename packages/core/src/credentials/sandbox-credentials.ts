@@ -224,6 +224,8 @@ export class SandboxCredentials {
   /** Revokes when the sandbox's lifetime ends (`deadline`, epoch ms). The timer does not keep the process alive. */
   watchLifetime(deadline: number): void {
     if (this.revocation) return;
+    // A later call (the lifetime was changed with setLifetime) replaces the earlier end.
+    clearTimeout(this.lifetimeTimer);
     this.lifetimeTimer = setTimeout(() => void this.revokeAll("lifetime"), Math.max(0, deadline - Date.now()));
     this.lifetimeTimer.unref();
   }

@@ -1,8 +1,9 @@
-import type { AuditRecord } from "../v1/audit.js";
+import type { AuditRecord, PolicyRecord } from "../v1/audit.js";
 import type { SandboxDriverV1 } from "../v1/provider.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { redactValue } from "../security/redaction.js";
 import { maxLiveProcessesOf } from "../limits/live-process-limit.js";
+import { pooledSandboxPolicy } from "../pool/pooled-sandbox-facts.js";
 
 /**
  * Builds a sandbox's audit record: the driver's policies and notes in core's envelope (ids, times, environment
@@ -15,6 +16,8 @@ export function buildAuditRecord(input: {
   readonly createdAt: string;
   readonly closedAt: string | null;
   readonly secretValues: readonly string[];
+  /** The `policies.lifetimeChanges` record once `setLifetime` changed the lifetime (ADR 0050). */
+  readonly lifetimeChanges?: PolicyRecord;
 }): AuditRecord {
   const { driver, context } = input;
   const record = {
@@ -23,11 +26,17 @@ export function buildAuditRecord(input: {
     backendVersion: driver.audit.backendVersion,
     sandboxId: driver.id,
     target: context.target,
-    createdAt: input.createdAt,
+    // A pooled sandbox was created when the pool asked the backend, not when it was acquired (ADR 0050).
+    createdAt: context.pool ? new Date(context.pool.createdAt).toISOString() : input.createdAt,
     closedAt: input.closedAt,
     isolating: context.provider.isolating,
     // Core's own bound, the same on every backend (adr/0030).
-    policies: { ...driver.audit.policies, processes: processesPolicy(maxLiveProcessesOf(context.options)) },
+    policies: {
+      ...driver.audit.policies,
+      processes: processesPolicy(maxLiveProcessesOf(context.options)),
+      ...(context.pool ? { pool: pooledSandboxPolicy(context.pool) } : {}),
+      ...(input.lifetimeChanges ? { lifetimeChanges: input.lifetimeChanges } : {}),
+    },
     environment: { variables: Object.keys(context.options.env).sort(), secrets: Object.keys(context.options.secrets).sort() },
     credentials: context.credentials?.auditEntries() ?? [],
     notes: [...(driver.audit.notes ?? [])],

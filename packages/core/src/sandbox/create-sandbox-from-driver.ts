@@ -6,6 +6,7 @@ import { createSandboxCode } from "./sandbox-code.js";
 import { createSandboxCommands } from "./sandbox-commands.js";
 import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
+import { createSandboxLifetime } from "./sandbox-lifetime.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
 
@@ -21,6 +22,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
   const { driver } = state;
   const { runCode, createCodeContext } = createSandboxCode(state);
   const kill = createSandboxKill(state);
+  const lifetime = createSandboxLifetime(state, givenDriver);
   const sandbox: Sandbox = {
     id: driver.id,
     backend: state.backend,
@@ -31,7 +33,15 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     createCodeContext,
     files: createSandboxFiles(state),
     audit: () =>
-      buildAuditRecord({ driver: givenDriver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
+      buildAuditRecord({
+        driver: givenDriver,
+        context,
+        createdAt: state.createdAt,
+        closedAt: state.closedAt,
+        secretValues: state.secretValues,
+        lifetimeChanges: lifetime.auditRecord(),
+      }),
+    setLifetime: lifetime.setLifetime,
     get closed() {
       return state.closedAt !== null;
     },

@@ -3,6 +3,7 @@ import type { CredentialAuditEntry } from "../v1/credentials.js";
 import type { SandboxLogger } from "../v1/logging.js";
 import type { ResolvedCreateOptions } from "../v1/options.js";
 import type { SandboxProviderV1 } from "../v1/provider.js";
+import type { PooledSandboxFacts } from "../pool/pooled-sandbox-facts.js";
 
 /** Everything `createSandboxFromDriver` needs besides the driver. */
 export interface SandboxContext {
@@ -34,7 +35,13 @@ export interface SandboxContext {
    * The sandbox's scoped credentials (see `credential()`): their audit entries go into the audit record, and the call
    * channel adds issued values to spawn requests, starts revocation when the sandbox is lost and revokes after destroy.
    */
-  readonly credentials?: ChannelCredentials & { auditEntries(): CredentialAuditEntry[] };
+  readonly credentials?: ChannelCredentials & {
+    auditEntries(): CredentialAuditEntry[];
+    /** Moves the credentials' revocation to a new end of the sandbox's lifetime (`setLifetime`, ADR 0050). */
+    watchLifetime?(deadline: number): void;
+  };
   /** The debug logger: every driver call is logged by the call channel. Default none. */
   readonly logger?: SandboxLogger;
+  /** Set for a sandbox handed out by a pool: its create and acquire times, recorded as `policies.pool` (ADR 0050). Default none. */
+  readonly pool?: PooledSandboxFacts;
 }

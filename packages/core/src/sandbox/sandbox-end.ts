@@ -42,19 +42,27 @@ export class SandboxEndWatch {
   constructor(private readonly options: SandboxEndWatchOptions) {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
     const { lifetimeEndsAt } = options;
-    if (lifetimeEndsAt !== undefined && Number.isFinite(lifetimeEndsAt)) {
-      this.lifetimeTimer = setTimeout(
-        () => {
-          if (this.outcome) return;
-          // The reason first: marking the sandbox gone also reports a loss, which must not take the lifetime's place.
-          this.end("lifetime");
-          options.onLifetimeEnd();
-        },
-        Math.max(0, lifetimeEndsAt - Date.now()),
-      );
-      this.lifetimeTimer.unref();
-    }
+    if (lifetimeEndsAt !== undefined) this.moveLifetimeEnd(lifetimeEndsAt);
     if (options.probe) this.scheduleLossCheck(options.probe);
+  }
+
+  /**
+   * Sets when the lifetime ends (epoch milliseconds), replacing the earlier end: at creation, and when
+   * `sandbox.setLifetime` moved the backend's end (ADR 0050), so core's timer never ends an extended sandbox early.
+   */
+  moveLifetimeEnd(lifetimeEndsAt: number): void {
+    if (this.outcome || !Number.isFinite(lifetimeEndsAt)) return;
+    clearTimeout(this.lifetimeTimer);
+    this.lifetimeTimer = setTimeout(
+      () => {
+        if (this.outcome) return;
+        // The reason first: marking the sandbox gone also reports a loss, which must not take the lifetime's place.
+        this.end("lifetime");
+        this.options.onLifetimeEnd();
+      },
+      Math.max(0, lifetimeEndsAt - Date.now()),
+    );
+    this.lifetimeTimer.unref();
   }
 
   /** Records the end (the first call wins), stops the timers and resolves `ended`. */

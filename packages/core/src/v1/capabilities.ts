@@ -22,6 +22,12 @@ export const CAPABILITY_NAMES = [
   "RECONNECT",
   /** `limits` (cpus, memoryMiB, pids) enforced by the backend. */
   "RESOURCE_LIMITS",
+  /** `listSandboxes(target, { labels })`: the backend's live sandboxes with the labels (`metadata`) given at create (ADR 0050). */
+  "LIST_SANDBOXES",
+  /** `getOrCreateSandbox(target, { name })`: one sandbox per name, exactly one creator when processes race (ADR 0050). */
+  "NAMED_SANDBOXES",
+  /** `sandbox.setLifetime({ timeoutMs })`: a live sandbox's lifetime changed from the host, enforced out of its reach (ADR 0050). */
+  "SET_LIFETIME",
 ] as const;
 
 /** One capability name. */
@@ -44,6 +50,9 @@ export const capabilitiesSchema = z
     HOST_MOUNTS: z.boolean(),
     RECONNECT: z.boolean(),
     RESOURCE_LIMITS: z.boolean(),
+    LIST_SANDBOXES: z.boolean(),
+    NAMED_SANDBOXES: z.boolean(),
+    SET_LIFETIME: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

@@ -18,13 +18,16 @@ export interface CapabilityMethodPair {
 }
 
 /**
- * Every capability flag that has a method, in one table (ADR 0035). Core checks providers against it when they are
+ * Every capability flag that has a method, in one table (ADR 0035; the listing and naming rows: ADR 0050). Core checks providers against it when they are
  * loaded or registered, and drivers when they are made. Flags without a method of their own (`RICH_RESULTS`,
  * `EGRESS_ALLOWLIST`, `BACKGROUND_COMMANDS`, `STDIN`, `HOST_MOUNTS`, `RESOURCE_LIMITS`) are held by the contract
  * suite instead. `runCode` without `STATEFUL_CODE` is allowed: it is the one-shot code channel.
  */
 export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.freeze([
   { capability: "RECONNECT", holder: "provider", method: "connect", rule: "exactly" },
+  { capability: "LIST_SANDBOXES", holder: "provider", method: "list", rule: "exactly" },
+  { capability: "NAMED_SANDBOXES", holder: "provider", method: "getOrCreate", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "createCodeContext", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "runCode", rule: "flag-needs-method" },
+  { capability: "SET_LIFETIME", holder: "driver", method: "setLifetime", rule: "flag-needs-method" },
 ] as const);

@@ -3,6 +3,7 @@ import type { PolicyRecord } from "./audit.js";
 import type { Capabilities } from "./capabilities.js";
 import type { ResolvedCreateOptions } from "./options.js";
 import type { ExecutionError, ExecutionResult, FileEntry } from "./sandbox.js";
+import type { ListedSandbox } from "./listing.js";
 
 /** Whether a backend is usable here, and if not, why and how to fix it. */
 export interface BackendStatus {
@@ -56,6 +57,17 @@ export interface SandboxProviderV1 {
   create(request: ProviderCreateRequest): Promise<SandboxDriverV1>;
   /** Attaches to a live sandbox by id. Present exactly when `RECONNECT` is on. */
   connect?(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1>;
+  /**
+   * Lists the backend's sbx sandboxes carrying every one of `labels` (the `metadata` given at create). Present exactly
+   * when `LIST_SANDBOXES` is on (ADR 0050).
+   */
+  list?(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }): Promise<ListedSandbox[]>;
+  /**
+   * Creates the sandbox named `name`, or attaches to the live one of that name: exactly one caller creates when
+   * several race, across processes (the backend's own name uniqueness). `created` says which. Present exactly when
+   * `NAMED_SANDBOXES` is on (ADR 0050).
+   */
+  getOrCreate?(request: ProviderCreateRequest & { name: string }): Promise<{ driver: SandboxDriverV1; created: boolean }>;
 }
 
 /** What the provider recorded while creating a sandbox; core adds times, ids and environment names. */
@@ -321,6 +333,12 @@ export interface SandboxDriverV1 {
    * only a `SandboxNotFoundError` from the driver marks the sandbox lost.
    */
   probe?(options: { signal: AbortSignal }): Promise<ProbeAnswer>;
+  /**
+   * Moves the sandbox's end to `expiresAt` (ISO time; later or earlier than now's), enforced where the sandbox cannot
+   * reach it (on Docker the root deadline process is replaced from outside), and resolves with the end the backend
+   * applied. Must exist when `SET_LIFETIME` is on (ADR 0050).
+   */
+  setLifetime?(request: { expiresAt: string; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -288,6 +288,12 @@ export interface Sandbox extends AsyncDisposable {
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
   /**
+   * Sets the sandbox's remaining lifetime to `timeoutMs` from now (longer or shorter than what is left), enforced by the
+   * backend out of the sandbox's reach; recorded in the audit record (`policies.lifetimeChanges`). Needs `SET_LIFETIME`
+   * (ADR 0050); resolves with the new end (ISO time).
+   */
+  setLifetime(options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
+  /**
    * Whether the sandbox has ended: `kill()` or disposal happened, its lifetime ran out (true at that moment, without a
    * call), or it was lost (found by a failed call, or by core's check every 10 s while open; see docs/errors.md).
    */
