@@ -4,6 +4,7 @@
  * as the kubelet makes an emptyDir). The network is decided by the caller (NetworkPolicy enforcement).
  */
 import type Docker from "dockerode";
+import { runExec } from "@sbx/emulator-kit";
 import { parseByteQuantity, parseCpuQuantity, type PodObject } from "./pod-types.js";
 
 /** Label on every container the emulator creates, and the instance label (for cleanup). */
@@ -73,6 +74,12 @@ export async function startPodContainer(pod: PodObject, options: PodContainerOpt
   });
   try {
     await container.start();
+    // Docker creates the working directory over the tmpfs with mode 0755 root; the kubelet makes an emptyDir 0777.
+    const mountPaths = Object.keys(tmpfs);
+    if (mountPaths.length > 0) {
+      const fixed = await runExec(container, { command: ["chmod", "0777", ...mountPaths], user: "0" });
+      if (fixed.exitCode !== 0) throw new Error(`kube emulator: could not set emptyDir modes: ${fixed.stderr.toString("utf8")}`);
+    }
   } catch (error) {
     await container.remove({ force: true }).catch(() => {});
     throw error;

@@ -9,7 +9,7 @@ import { shareEmulator } from "@sbx/emulator-kit/testing";
 import { describe, expect, it } from "vitest";
 import { startKubeEmulator, type KubeEmulator } from "../src/index.js";
 
-const shared = shareEmulator({ start: () => startKubeEmulator(), backend: "kubernetes", label: "kube-emulator" });
+const shared = shareEmulator({ start: () => startKubeEmulator(), backend: "k8s", label: "kube-emulator" });
 
 function clients(emulator: KubeEmulator) {
   const config = new KubeConfig();
