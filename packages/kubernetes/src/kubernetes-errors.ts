@@ -8,7 +8,7 @@ export interface PodEvent {
 
 /**
  * The cluster could not schedule the sandbox's Pod within the create timeout (no node with the CPU or memory asked,
- * taints, a missing RuntimeClass). Code `SBX_PROVIDER_ERROR`, retryable (capacity may free up); `events` are the
+ * taints, a missing RuntimeClass). Code `SBX_PROVIDER`, retryable (capacity may free up); `events` are the
  * Pod's events, the scheduler's own words. The Pod was deleted.
  */
 export class PodUnschedulableError extends ProviderError {
@@ -24,7 +24,7 @@ export class PodUnschedulableError extends ProviderError {
 
 /**
  * The node could not pull the sandbox's image (`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`). Code
- * `SBX_PROVIDER_ERROR`, not retryable (a wrong name or missing pull credentials do not fix themselves); `reason` is
+ * `SBX_PROVIDER`, not retryable (a wrong name or missing pull credentials do not fix themselves); `reason` is
  * the kubelet's. The Pod was deleted.
  */
 export class ImagePullError extends ProviderError {

@@ -99,6 +99,20 @@ async function proveEgressDenied(clients: KubernetesClients, namespace: string, 
   return outcomes;
 }
 
+/** Cores from a CPU quantity read back from the API (`1500m`, `2`), or null when unreadable. */
+export function cpusOfQuantity(quantity: string | undefined): number | null {
+  const match = /^(\d+(?:\.\d+)?)(m?)$/.exec(quantity ?? "");
+  if (!match) return null;
+  return match[2] ? Number(match[1]) / 1000 : Number(match[1]);
+}
+
+/** MiB from a memory quantity read back from the API (`256Mi`, `1Gi`), or null when not a whole number of MiB. */
+export function mebibytesOfQuantity(quantity: string | undefined): number | null {
+  const match = /^(\d+)(Mi|Gi)$/.exec(quantity ?? "");
+  if (!match) return null;
+  return Number(match[1]) * (match[2] === "Gi" ? 1024 : 1);
+}
+
 function userRecord(pod: V1Pod): PolicyRecord {
   const context = pod.spec?.containers[0]?.securityContext;
   return {
@@ -113,7 +127,12 @@ function limitsRecord(requested: ResolvedCreateOptions["limits"], pod: V1Pod): P
   const resources = pod.spec?.containers[0]?.resources;
   return {
     requested: requested ? { ...requested } : null,
-    applied: { requests: resources?.requests ?? null, limits: resources?.limits ?? null },
+    applied: {
+      cpus: cpusOfQuantity(resources?.limits?.cpu),
+      memoryMiB: mebibytesOfQuantity(resources?.limits?.memory),
+      requests: resources?.requests ?? null,
+      limits: resources?.limits ?? null,
+    },
     enforcement: "Pod resources with requests equal to limits (Guaranteed QoS), enforced by the kubelet and container runtime cgroups (CPU quota, memory.max with OOM kill). No per-Pod pids limit exists.",
   };
 }
@@ -276,13 +295,20 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
           });
           network = {
             requested: { ...options.network },
-            applied: { networkPolicy: name, policyTypes: policy.spec?.policyTypes ?? [], egress: policy.spec?.egress ?? [], ingress: policy.spec?.ingress ?? [], probe: outcomes },
+            applied: {
+              egress: "deny",
+              networkPolicy: name,
+              policyTypes: policy.spec?.policyTypes ?? [],
+              egressRules: policy.spec?.egress ?? [],
+              ingressRules: policy.spec?.ingress ?? [],
+              probe: outcomes,
+            },
             enforcement: `Kubernetes NetworkPolicy ${name} (egress: [], ingress: []) selecting only this Pod, created before it; enforcement by the cluster's network plugin proven at create from inside the Pod (${outcomes.map((outcome) => `${outcome.target} ${outcome.outcome}`).join(", ")}; sampled paths, not exhaustive); dnsPolicy None; commands reach the Pod through pods/exec, not its network.`,
           };
         } else {
           network = {
             requested: { ...options.network },
-            applied: { networkPolicy: null },
+            applied: { egress: "allow", networkPolicy: null },
             enforcement: "No NetworkPolicy from sbx: the namespace's own policies and the cluster's defaults apply (usually all egress open).",
           };
         }
@@ -334,7 +360,9 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         policies: {
           network: {
             requested: null,
-            applied: policy ? { networkPolicy: name, egress: policy.spec?.egress ?? [], ingress: policy.spec?.ingress ?? [] } : { networkPolicy: null },
+            applied: policy
+              ? { egress: "deny", networkPolicy: name, egressRules: policy.spec?.egress ?? [], ingressRules: policy.spec?.ingress ?? [] }
+              : { egress: "allow", networkPolicy: null },
             enforcement: policy
               ? `Kubernetes NetworkPolicy ${name}, read back on connect (its enforcement was proven by the probe when the sandbox was created).`
               : "No sbx NetworkPolicy exists for this sandbox (created with egress allowed, or removed since).",

@@ -92,6 +92,15 @@ export async function serveExec(socket: WebSocket, options: { container: Docker.
   // Output a background child still holds is not waited for beyond a short settle, as the kubelet's stream copy ends.
   await running.waitForOutputToSettle(50, 2_000);
   running.detach();
+  // The container is gone (Pod deleted, deadline passed, node lost): the stream breaks without an exit status.
+  const containerRunning = await options.container.inspect().then(
+    (information) => information.State.Running,
+    () => false,
+  );
+  if (!containerRunning) {
+    socket.terminate();
+    return;
+  }
   if (socket.readyState === socket.OPEN) {
     socket.send(framed(CHANNEL.status, Buffer.from(JSON.stringify(execExitStatus(ended.code, options.command)))));
     socket.close(1000);
