@@ -1,6 +1,11 @@
 export { createSandboxProvider, kubernetes, DEFAULT_KUBERNETES_IMAGE, KUBERNETES_CLIENT_VERSION } from "./kubernetes-provider.js";
 export { KUBERNETES_CAPABILITIES } from "./kubernetes-capabilities.js";
-export { kubernetesSettingsSchema, parseKubernetesSettings, type KubernetesSettings, type ResolvedKubernetesSettings } from "./kubernetes-settings.js";
+export {
+  kubernetesSettingsSchema,
+  parseKubernetesSettings,
+  type KubernetesSettings,
+  type ResolvedKubernetesSettings,
+} from "./kubernetes-settings.js";
 export { ImagePullError, PodUnschedulableError, type PodEvent } from "./kubernetes-errors.js";
 export {
   buildDenyAllNetworkPolicy,

@@ -82,7 +82,15 @@ export class KubernetesDriver implements SandboxDriverV1 {
   }
 
   private openExec(command: string[], onStdout: (chunk: Uint8Array) => void, onStderr: (chunk: Uint8Array) => void): Promise<PodExec> {
-    return openPodExec({ exec: this.clients.exec, namespace: this.options.namespace, pod: this.podName, container: SANDBOX_CONTAINER, command, onStdout, onStderr });
+    return openPodExec({
+      exec: this.clients.exec,
+      namespace: this.options.namespace,
+      pod: this.podName,
+      container: SANDBOX_CONTAINER,
+      command,
+      onStdout,
+      onStderr,
+    });
   }
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
@@ -114,7 +122,11 @@ export class KubernetesDriver implements SandboxDriverV1 {
         const stderr: Uint8Array[] = [];
         let code: number;
         try {
-          const killer = await this.openExec(killInvocation(spawnId, KILL_PROCESS_TREE_SCRIPT), () => {}, (chunk) => stderr.push(chunk));
+          const killer = await this.openExec(
+            killInvocation(spawnId, KILL_PROCESS_TREE_SCRIPT),
+            () => {},
+            (chunk) => stderr.push(chunk),
+          );
           killer.closeStdin();
           code = await killer.exitCode;
         } catch (error) {

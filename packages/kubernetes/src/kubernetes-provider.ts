@@ -23,8 +23,20 @@ import { EGRESS_PROBE_SCRIPT, parseProbeOutput, reachedPaths, type ProbeOutcome 
 import { loadClients, whyNoKubeconfig } from "./kube-config.js";
 import { KUBERNETES_CAPABILITIES } from "./kubernetes-capabilities.js";
 import { KubernetesDriver, type KubernetesClients } from "./kubernetes-driver.js";
-import { buildDenyAllNetworkPolicy, buildSandboxPod, MANAGED_LABEL, objectNameOf, SANDBOX_CONTAINER, SANDBOX_ID_LABEL } from "./kubernetes-manifests.js";
-import { kubernetesSettingsSchema, parseKubernetesSettings, type KubernetesSettings, type ResolvedKubernetesSettings } from "./kubernetes-settings.js";
+import {
+  buildDenyAllNetworkPolicy,
+  buildSandboxPod,
+  MANAGED_LABEL,
+  objectNameOf,
+  SANDBOX_CONTAINER,
+  SANDBOX_ID_LABEL,
+} from "./kubernetes-manifests.js";
+import {
+  kubernetesSettingsSchema,
+  parseKubernetesSettings,
+  type KubernetesSettings,
+  type ResolvedKubernetesSettings,
+} from "./kubernetes-settings.js";
 import { mapKubernetesError, statusCodeOf } from "./map-kubernetes-error.js";
 import { checkNamespace, checkNoWideningPolicy } from "./namespace-checks.js";
 import { openPodExec } from "./pod-exec.js";
@@ -46,14 +58,20 @@ function limitsPlan(options: ResolvedCreateOptions, settings: ResolvedKubernetes
       capability: "RESOURCE_LIMITS",
       backend: "k8s",
       supportedBy: backendsSupporting("RESOURCE_LIMITS", "k8s"),
-      detail: "limits.pids: Kubernetes has no per-Pod process limit (only the kubelet's node-wide podPidsLimit), so it was refused rather than ignored",
+      detail:
+        "limits.pids: Kubernetes has no per-Pod process limit (only the kubelet's node-wide podPidsLimit), so it was refused rather than ignored",
     });
   }
   return { cpus: options.limits?.cpus ?? settings.defaultCpus, memoryMiB: options.limits?.memoryMiB ?? settings.defaultMemoryMiB };
 }
 
 /** Runs the egress probe in the new Pod (before any caller code); throws when a path was reached or the probe could not run. */
-async function proveEgressDenied(clients: KubernetesClients, namespace: string, pod: V1Pod, extraTargets: readonly string[]): Promise<ProbeOutcome[]> {
+async function proveEgressDenied(
+  clients: KubernetesClients,
+  namespace: string,
+  pod: V1Pod,
+  extraTargets: readonly string[],
+): Promise<ProbeOutcome[]> {
   const targets = [...(pod.status?.hostIP ? [`${pod.status.hostIP}:${KUBELET_PORT}`] : []), ...extraTargets];
   const output: Uint8Array[] = [];
   const errors: Uint8Array[] = [];
@@ -133,7 +151,8 @@ function limitsRecord(requested: ResolvedCreateOptions["limits"], pod: V1Pod): P
       requests: resources?.requests ?? null,
       limits: resources?.limits ?? null,
     },
-    enforcement: "Pod resources with requests equal to limits (Guaranteed QoS), enforced by the kubelet and container runtime cgroups (CPU quota, memory.max with OOM kill). No per-Pod pids limit exists.",
+    enforcement:
+      "Pod resources with requests equal to limits (Guaranteed QoS), enforced by the kubelet and container runtime cgroups (CPU quota, memory.max with OOM kill). No per-Pod pids limit exists.",
   };
 }
 
@@ -150,7 +169,8 @@ function runtimeRecord(settings: ResolvedKubernetesSettings | undefined, pod: V1
   return {
     requested: settings?.runtimeClassName ?? null,
     applied: pod.spec?.runtimeClassName ?? "the cluster's default runtime",
-    enforcement: "Pod runtimeClassName (the RuntimeClass's handler, for example runsc for gVisor); without one, the node's default container runtime.",
+    enforcement:
+      "Pod runtimeClassName (the RuntimeClass's handler, for example runsc for gVisor); without one, the node's default container runtime.",
   };
 }
 
@@ -176,7 +196,13 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
   const clients = () => {
     if (!clientsOnce) {
       const reason = whyNoKubeconfig(resolved);
-      if (reason) throw new BackendUnavailableError({ backend: "k8s", retryable: false, remedy: "Set settings.kubeconfig, settings.kubeconfigPath or KUBECONFIG.", message: reason });
+      if (reason)
+        throw new BackendUnavailableError({
+          backend: "k8s",
+          retryable: false,
+          remedy: "Set settings.kubeconfig, settings.kubeconfigPath or KUBECONFIG.",
+          message: reason,
+        });
       try {
         clientsOnce = loadClients(resolved);
       } catch (error) {
@@ -222,7 +248,10 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
           remedy: "",
         };
       } catch (error) {
-        return unusable(error instanceof Error ? error.message : String(error), "Check the cluster, the kubeconfig and the namespace (docs/backends/kubernetes.md).");
+        return unusable(
+          error instanceof Error ? error.message : String(error),
+          "Check the cluster, the kubeconfig and the namespace (docs/backends/kubernetes.md).",
+        );
       }
     },
 
@@ -233,7 +262,8 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         throw new PolicyNotEnforcedError({
           backend: "k8s",
           policy: "user",
-          message: 'user: "root" is refused: sandbox Pods run as a non-root uid with no capabilities and no privilege escalation (Pod Security "restricted").',
+          message:
+            'user: "root" is refused: sandbox Pods run as a non-root uid with no capabilities and no privilege escalation (Pod Security "restricted").',
         });
       }
       if (options.network.egress === "deny" && (options.network.allow ?? []).length > 0) {
@@ -286,7 +316,10 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
           throw mapKubernetesError(error, { operation: "create the sandbox Pod" });
         }
         const pod = await waitForPodRunning({ core: api.core, namespace, podName: name, image, timeoutMs: resolved.createTimeoutMs, signal });
-        const notes: string[] = [`namespace ${namespace}; Pod ${name}; node address ${pod.status?.hostIP ?? "unknown"}.`, "All I/O transits the Kubernetes API server (pods/exec)."];
+        const notes: string[] = [
+          `namespace ${namespace}; Pod ${name}; node address ${pod.status?.hostIP ?? "unknown"}.`,
+          "All I/O transits the Kubernetes API server (pods/exec).",
+        ];
         let network: PolicyRecord;
         if (denyEgress) {
           const outcomes = await proveEgressDenied(api, namespace, pod, resolved.probeTargets);
@@ -349,7 +382,8 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
       }
       const labels = pod.metadata?.labels ?? {};
       if (labels[MANAGED_LABEL] !== "true" || labels[SANDBOX_ID_LABEL] !== sandboxId) throw notFound("the Pod of that name is not labelled as sbx's");
-      if (pod.status?.phase !== "Running" || pod.metadata?.deletionTimestamp) throw notFound(`its Pod is ${pod.metadata?.deletionTimestamp ? "being deleted" : (pod.status?.phase ?? "in no phase")}`);
+      if (pod.status?.phase !== "Running" || pod.metadata?.deletionTimestamp)
+        throw notFound(`its Pod is ${pod.metadata?.deletionTimestamp ? "being deleted" : (pod.status?.phase ?? "in no phase")}`);
       const policy = await api.networking.readNamespacedNetworkPolicy({ namespace, name }).catch((error: unknown) => {
         if (statusCodeOf(error) === 404) return undefined;
         throw mapKubernetesError(error, { operation: "read the sandbox's NetworkPolicy" });
@@ -378,7 +412,12 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
       return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: policy !== undefined });
     },
   };
-  registerBackendManifest({ backend: provider.backend, packageName: provider.packageName, capabilities: provider.capabilities, isolating: provider.isolating });
+  registerBackendManifest({
+    backend: provider.backend,
+    packageName: provider.packageName,
+    capabilities: provider.capabilities,
+    isolating: provider.isolating,
+  });
   return provider;
 }
 

@@ -19,7 +19,12 @@ export async function listKubernetesSandboxIds(options: { core: CoreV1Api; names
 }
 
 /** Deletes what crashed or finished sandboxes left in `namespace`; returns the names deleted. */
-export async function sweepKubernetesOrphans(options: { core: CoreV1Api; networking: NetworkingV1Api; namespace: string; now?: Date }): Promise<string[]> {
+export async function sweepKubernetesOrphans(options: {
+  core: CoreV1Api;
+  networking: NetworkingV1Api;
+  namespace: string;
+  now?: Date;
+}): Promise<string[]> {
   const now = (options.now ?? new Date()).getTime();
   const { core, networking, namespace } = options;
   const deleted: string[] = [];

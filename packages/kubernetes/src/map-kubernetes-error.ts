@@ -30,7 +30,8 @@ export function detailOf(error: unknown): string {
       return body.slice(0, 500);
     }
   }
-  if (typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string") return (body as { message: string }).message;
+  if (typeof body === "object" && body !== null && typeof (body as { message?: unknown }).message === "string")
+    return (body as { message: string }).message;
   return error instanceof Error ? error.message : String(error);
 }
 

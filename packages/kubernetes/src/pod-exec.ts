@@ -77,7 +77,9 @@ export async function openPodExec(options: {
       else
         reject(
           new Error(
-            status ? `the exec failed: ${status.message ?? status.reason ?? JSON.stringify(status)}` : "the exec stream closed without an exit status",
+            status
+              ? `the exec failed: ${status.message ?? status.reason ?? JSON.stringify(status)}`
+              : "the exec stream closed without an exit status",
           ),
         );
     });

@@ -27,7 +27,13 @@ describe("buildSandboxPod", () => {
   const container = spec.containers[0]!;
 
   it("runs non-root with no privilege escalation, no capabilities, a read-only root and seccomp RuntimeDefault", () => {
-    expect(spec.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    expect(spec.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      fsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     expect(container.securityContext).toEqual({
       runAsNonRoot: true,
       runAsUser: 1000,
@@ -82,7 +88,10 @@ describe("buildDenyAllNetworkPolicy", () => {
     expect(buildDenyAllNetworkPolicy("0123456789abcdef")).toEqual({
       apiVersion: "networking.k8s.io/v1",
       kind: "NetworkPolicy",
-      metadata: { name: "sbx-0123456789abcdef", labels: { [MANAGED_LABEL]: "true", [SANDBOX_ID_LABEL]: "0123456789abcdef", "app.kubernetes.io/managed-by": "sbx" } },
+      metadata: {
+        name: "sbx-0123456789abcdef",
+        labels: { [MANAGED_LABEL]: "true", [SANDBOX_ID_LABEL]: "0123456789abcdef", "app.kubernetes.io/managed-by": "sbx" },
+      },
       spec: { podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: "0123456789abcdef" } }, policyTypes: ["Ingress", "Egress"], ingress: [], egress: [] },
     });
   });

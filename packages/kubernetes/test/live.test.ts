@@ -10,7 +10,9 @@ import { describe, expect, it } from "vitest";
 import { createSandboxProvider } from "../src/index.js";
 
 const kubeconfigPath = process.env.SBX_KUBERNETES_LIVE_KUBECONFIG;
-const skipReason = kubeconfigPath ? undefined : "SBX_KUBERNETES_LIVE_KUBECONFIG is not set (no cluster to test against; see docs/backends/kubernetes.md)";
+const skipReason = kubeconfigPath
+  ? undefined
+  : "SBX_KUBERNETES_LIVE_KUBECONFIG is not set (no cluster to test against; see docs/backends/kubernetes.md)";
 if (skipReason) console.warn(`[kubernetes live] skipped: ${skipReason}`);
 
 const settings = {
