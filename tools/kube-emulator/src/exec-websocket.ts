@@ -12,6 +12,9 @@ import { execExitStatus } from "./api-status.js";
 /** Channel numbers of the exec subprotocols. */
 export const CHANNEL = { stdin: 0, stdout: 1, stderr: 2, status: 3, resize: 4, close: 255 } as const;
 
+/** The largest output frame the emulator sends, in bytes. */
+const FRAME_LIMIT_BYTES = 256 * 1024;
+
 /** Buffered bytes on the socket above which the emulator stops reading the command's output. */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
@@ -30,7 +33,16 @@ function framed(channel: number, payload: Uint8Array): Buffer {
 }
 
 /** Runs one exec for an accepted socket; resolves when the socket is closed. Counts requests through `onCommand`. */
-export async function serveExec(socket: WebSocket, options: { container: Docker.Container; command: string[]; stdin: boolean }): Promise<void> {
+export async function serveExec(
+  socket: WebSocket,
+  options: {
+    container: Docker.Container;
+    command: string[];
+    stdin: boolean;
+    /** Whether the Pod still has this container (false once it is deleted, past its deadline, or its node is lost). */
+    podAlive: () => boolean;
+  },
+): Promise<void> {
   let running: RunningExec;
   const pendingInput: Buffer[] = [];
   let stdinClosedEarly = false;
@@ -52,9 +64,31 @@ export async function serveExec(socket: WebSocket, options: { container: Docker.
   });
   const socketClosed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
   socket.on("error", () => {});
+  // Docker's stream arrives in small pieces; consecutive pieces of one channel are sent as one frame (up to
+  // FRAME_LIMIT_BYTES), flushed at the next turn of the event loop, so order across channels is kept.
+  let pendingChannel = -1;
+  let pendingChunks: Buffer[] = [];
+  let pendingBytes = 0;
+  let flushScheduled = false;
+  const flush = () => {
+    flushScheduled = false;
+    if (pendingBytes === 0 && pendingChunks.length === 0) return;
+    const payload = Buffer.concat(pendingChunks);
+    const channel = pendingChannel;
+    pendingChunks = [];
+    pendingBytes = 0;
+    if (socket.readyState === socket.OPEN) socket.send(framed(channel, payload));
+  };
   const send = (channel: number, chunk: Buffer) => {
     if (socket.readyState !== socket.OPEN) return;
-    socket.send(framed(channel, chunk));
+    if (channel !== pendingChannel || pendingBytes + chunk.length > FRAME_LIMIT_BYTES) flush();
+    pendingChannel = channel;
+    pendingChunks.push(Buffer.from(chunk));
+    pendingBytes += chunk.length;
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
     if (socket.bufferedAmount > HIGH_WATER_BYTES) {
       running.pause();
       const wait = () => {
@@ -92,12 +126,13 @@ export async function serveExec(socket: WebSocket, options: { container: Docker.
   // Output a background child still holds is not waited for beyond a short settle, as the kubelet's stream copy ends.
   await running.waitForOutputToSettle(50, 2_000);
   running.detach();
+  flush();
   // The container is gone (Pod deleted, deadline passed, node lost): the stream breaks without an exit status.
   const containerRunning = await options.container.inspect().then(
     (information) => information.State.Running,
     () => false,
   );
-  if (!containerRunning) {
+  if (!options.podAlive() || !containerRunning) {
     socket.terminate();
     return;
   }

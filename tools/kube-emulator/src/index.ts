@@ -449,7 +449,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     if (command.length === 0) return refuse(400, "Bad Request");
     const stdin = url.searchParams.get("stdin") === "true";
     webSockets.handleUpgrade(request, socket, head, (webSocket) => {
-      void serveExec(webSocket, { container, command, stdin }).catch(() => webSocket.terminate());
+      void serveExec(webSocket, { container, command, stdin, podAlive: () => containers.get(podKey(namespace, name)) === container }).catch(() =>
+        webSocket.terminate(),
+      );
     });
   });
   await new Promise<void>((resolve, reject) => {
