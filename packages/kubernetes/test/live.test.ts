@@ -38,7 +38,7 @@ describe.skipIf(skipReason !== undefined)("kubernetes live (real cluster)", () =
     const identity = await sandbox.commands.run("id -u; grep CapEff /proc/self/status; touch /etc/x 2>&1 || echo read-only");
     expect(identity.stdout).toMatch(/^1000\nCapEff:\s+0+\n/);
     expect(identity.stdout).toContain("read-only");
-    expect((await sandbox.runCode("1 + 1")).results[0]?.text).toBe("2");
+    expect((await sandbox.runCode("1 + 1")).results?.find((result) => result.isMainResult)?.data["text/plain"]).toBe("2");
     const network = sandbox.audit().policies.network.applied as { egress: string; probe: Array<{ outcome: string }> };
     expect(network.egress).toBe("deny");
     for (const path of network.probe) expect(path.outcome).toMatch(/^(blocked|timeout)/);
