@@ -81,7 +81,7 @@ export class KubernetesDriver implements SandboxDriverV1 {
     }
   }
 
-  private openExec(command: string[], onStdout: (chunk: Uint8Array) => void, onStderr: (chunk: Uint8Array) => void): Promise<PodExec> {
+  private openExec(command: string[], onStdout: (chunk: Uint8Array) => void, onStderr: (chunk: Uint8Array) => void, stdin = true): Promise<PodExec> {
     return openPodExec({
       exec: this.clients.exec,
       namespace: this.options.namespace,
@@ -90,6 +90,7 @@ export class KubernetesDriver implements SandboxDriverV1 {
       command,
       onStdout,
       onStderr,
+      stdin,
     });
   }
 
@@ -126,8 +127,8 @@ export class KubernetesDriver implements SandboxDriverV1 {
             killInvocation(spawnId, KILL_PROCESS_TREE_SCRIPT),
             () => {},
             (chunk) => stderr.push(chunk),
+            false,
           );
-          killer.closeStdin();
           code = await killer.exitCode;
         } catch (error) {
           if (exited || this.destroyed) return;

@@ -85,8 +85,8 @@ async function proveEgressDenied(
       command: ["python3", "-c", EGRESS_PROBE_SCRIPT, ...targets],
       onStdout: (chunk) => output.push(chunk),
       onStderr: (chunk) => errors.push(chunk),
+      stdin: false,
     });
-    stream.closeStdin();
     exitCode = await stream.exitCode;
   } catch (error) {
     throw mapKubernetesError(error, { operation: "run the egress probe in the new Pod" });

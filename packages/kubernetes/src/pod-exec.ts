@@ -53,7 +53,10 @@ export async function openPodExec(options: {
   command: string[];
   onStdout: (chunk: Uint8Array) => void;
   onStderr: (chunk: Uint8Array) => void;
+  /** Whether the process gets stdin (default true). Without it nothing is sent, and nothing has to be closed: on an API server without v5, closing stdin would end the exec. */
+  stdin?: boolean;
 }): Promise<PodExec> {
+  const withStdin = options.stdin ?? true;
   const stdin = new PassThrough();
   let status: V1Status | undefined;
   const socket = await options.exec.exec(
@@ -63,7 +66,7 @@ export async function openPodExec(options: {
     options.command,
     sink(options.onStdout),
     sink(options.onStderr),
-    stdin,
+    withStdin ? stdin : null,
     false,
     (received) => {
       status = received;
@@ -89,6 +92,7 @@ export async function openPodExec(options: {
     protocol: socket.protocol,
     exitCode,
     write: async (data) => {
+      if (!withStdin) throw new Error("this exec has no stdin");
       if (stdin.writableEnded || socket.readyState !== socket.OPEN) throw new Error("stdin is closed");
       stdin.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
       while (socket.readyState === socket.OPEN && socket.bufferedAmount > STDIN_HIGH_WATER_BYTES) {

@@ -106,4 +106,25 @@ describe("kubernetes adapter refusals (kube emulator)", () => {
     expect((error as Error).message).toContain("istio-injection=enabled");
     expect(shared.emulator.listPodNames("meshed")).toEqual([]);
   });
+
+  it("on an API server without v5.channel.k8s.io (before 1.30), runs commands but refuses to close stdin rather than end the command", async (context) => {
+    if (!shared.emulator) return context.skip(shared.unavailable);
+    shared.emulator.setModes({ execProtocols: "v4" });
+    try {
+      await using sandbox = await createSandbox(provider(), {});
+      expect((await sandbox.commands.run("echo over-v4")).stdout).toBe("over-v4\n");
+      // The kill's own exec takes no stdin, so it works without v5 too.
+      const sleeper = await sandbox.commands.start("sleep 60");
+      await sleeper.kill();
+      expect((await sleeper.wait()).exitCode).toBe(137);
+      const error = await sandbox.commands.run("cat", { stdin: "input" }).then(
+        () => new Error("the command succeeded"),
+        (caught: unknown) => caught,
+      );
+      expect(isSbxError(error) && error.code).toBe("SBX_PROVIDER");
+      expect((error as Error).message).toContain("cannot close a command's stdin");
+    } finally {
+      shared.emulator.setModes({ execProtocols: "v5" });
+    }
+  });
 });
