@@ -12,6 +12,7 @@ const adapters = {
   docker: () => import("@sbx/docker"),
   e2b: () => import("@sbx/e2b"),
   modal: () => import("@sbx/modal"),
+  k8s: () => import("@sbx/kubernetes"),
 } as const;
 
 describe("first-party manifests known to core (adr/0006, adr/0040: a table generated from the adapters)", () => {

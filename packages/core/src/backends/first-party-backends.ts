@@ -62,6 +62,22 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
     },
   },
   {
+    backend: "k8s",
+    packageName: "@sbx/kubernetes",
+    isolating: true,
+    capabilities: {
+      STATEFUL_CODE: true,
+      RICH_RESULTS: true,
+      EGRESS_ALLOWLIST: false,
+      BACKGROUND_COMMANDS: true,
+      STDIN: true,
+      HOST_MOUNTS: false,
+      RECONNECT: true,
+      RESOURCE_LIMITS: true,
+      languages: ["python"],
+    },
+  },
+  {
     backend: "fake",
     packageName: "@sbx/fake",
     isolating: false,

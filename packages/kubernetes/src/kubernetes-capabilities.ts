@@ -1,0 +1,21 @@
+import { defineCapabilities } from "@sbx/core/adapter";
+
+/**
+ * What the Kubernetes adapter declares (ADR 0048). The one manifest of this backend: core's table of first-party
+ * backends is generated from it (scripts/generate-first-party-backends.mjs).
+ * - STATEFUL_CODE, RICH_RESULTS: the sbx agent, which core carries over a `pods/exec` stream (the driver's `codeAgent`).
+ * - BACKGROUND_COMMANDS, STDIN: one `pods/exec` per command, stdin half-closed with `v5.channel.k8s.io`.
+ * - RECONNECT: `connectSandbox("k8s://", id)` finds the Pod by name and label.
+ * - RESOURCE_LIMITS: CPU and memory as Pod requests equal to limits; a pids limit is refused (Kubernetes has no per-Pod one).
+ * - EGRESS_ALLOWLIST off: egress is all or nothing (a deny-all NetworkPolicy, proven enforced at create); an allowlist is refused.
+ * - HOST_MOUNTS off: the client's folders are not on the node.
+ */
+export const KUBERNETES_CAPABILITIES = defineCapabilities({
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  BACKGROUND_COMMANDS: true,
+  STDIN: true,
+  RECONNECT: true,
+  RESOURCE_LIMITS: true,
+  languages: ["python"],
+});

@@ -1,0 +1,142 @@
+/**
+ * The objects the adapter creates, as pure functions (ADR 0048): a deny-all NetworkPolicy selecting one sandbox's
+ * Pod, and the hardened Pod. Neither ever carries an environment variable: the sandbox's env and secrets reach
+ * processes over the exec stream at run time, never a Pod spec anyone with `get pods` can read.
+ */
+import type { V1NetworkPolicy, V1Pod } from "@kubernetes/client-node";
+
+/** Label every object the adapter creates carries (for listing and sweeping). */
+export const MANAGED_LABEL = "sbx.dev/managed";
+/** Label carrying the sandbox id. */
+export const SANDBOX_ID_LABEL = "sbx.dev/sandbox-id";
+/** Annotation with the time the sandbox's lifetime ends (ISO 8601), for the sweeper. */
+export const EXPIRES_AT_ANNOTATION = "sbx.dev/expires-at";
+/** Annotation with the caller's metadata (JSON). */
+export const METADATA_ANNOTATION = "sbx.dev/metadata";
+/** The one container of every sandbox Pod. */
+export const SANDBOX_CONTAINER = "sandbox";
+/** The workspace inside the Pod (an `emptyDir`). */
+export const KUBERNETES_WORKSPACE = "/workspace";
+
+/**
+ * PID 1 of the sandbox container: sleeps, reaps the orphans commands leave behind (they are re-parented to it), and
+ * exits 0 on SIGTERM. Python's stdlib, as the agent needs python3 anyway.
+ */
+export const PID1_SCRIPT = [
+  "import os, signal, time",
+  "signal.signal(signal.SIGTERM, lambda *_: os._exit(0))",
+  "while True:",
+  "    try:",
+  "        os.waitpid(-1, 0)",
+  "    except ChildProcessError:",
+  "        time.sleep(0.1)",
+].join("\n");
+
+/** The name of a sandbox's Pod and NetworkPolicy. */
+export function objectNameOf(sandboxId: string): string {
+  return `sbx-${sandboxId}`;
+}
+
+/** The labels of a sandbox's objects. */
+export function sandboxLabels(sandboxId: string): Record<string, string> {
+  return { [MANAGED_LABEL]: "true", [SANDBOX_ID_LABEL]: sandboxId, "app.kubernetes.io/managed-by": "sbx" };
+}
+
+/** The deny-all NetworkPolicy of one sandbox: no ingress, no egress (DNS included), selecting only its Pod. */
+export function buildDenyAllNetworkPolicy(sandboxId: string): V1NetworkPolicy {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: objectNameOf(sandboxId), labels: sandboxLabels(sandboxId) },
+    spec: {
+      podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: sandboxId } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [],
+      egress: [],
+    },
+  };
+}
+
+/** What the Pod is built from. */
+export interface PodPlan {
+  readonly sandboxId: string;
+  readonly image: string;
+  /** CPU cores, requested and limited. */
+  readonly cpus: number;
+  /** Memory in MiB, requested and limited. */
+  readonly memoryMiB: number;
+  readonly workspaceSizeMiB: number;
+  readonly runAsUser: number;
+  readonly runtimeClassName: string | undefined;
+  /** `activeDeadlineSeconds`, or undefined for none. */
+  readonly activeDeadlineSeconds: number | undefined;
+  readonly expiresAt: Date | undefined;
+  /** The caller's metadata (not secret: it is returned by `list` too). */
+  readonly metadata: Readonly<Record<string, string>>;
+}
+
+/** CPU cores as a Kubernetes quantity in millicores (`1500m`). */
+export function cpuQuantity(cpus: number): string {
+  return `${Math.max(1, Math.round(cpus * 1000))}m`;
+}
+
+/** The hardened sandbox Pod (ADR 0048): non-root, no privilege escalation, no capabilities, read-only root, sized emptyDirs, no token, seccomp RuntimeDefault, requests = limits. */
+export function buildSandboxPod(plan: PodPlan): V1Pod {
+  const resources = { cpu: cpuQuantity(plan.cpus), memory: `${plan.memoryMiB}Mi` };
+  const annotations: Record<string, string> = { "sbx.dev/spec-version": "1", [METADATA_ANNOTATION]: JSON.stringify(plan.metadata) };
+  if (plan.expiresAt) annotations[EXPIRES_AT_ANNOTATION] = plan.expiresAt.toISOString();
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: objectNameOf(plan.sandboxId), labels: sandboxLabels(plan.sandboxId), annotations },
+    spec: {
+      restartPolicy: "Never",
+      activeDeadlineSeconds: plan.activeDeadlineSeconds,
+      terminationGracePeriodSeconds: 5,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      shareProcessNamespace: false,
+      // Nothing in the Pod points at the cluster's DNS: were a policy not enforced, names still would not resolve.
+      dnsPolicy: "None",
+      dnsConfig: { nameservers: ["127.0.0.1"] },
+      runtimeClassName: plan.runtimeClassName,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: plan.runAsUser,
+        runAsGroup: plan.runAsUser,
+        fsGroup: plan.runAsUser,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: SANDBOX_CONTAINER,
+          image: plan.image,
+          imagePullPolicy: "IfNotPresent",
+          command: ["python3", "-c", PID1_SCRIPT],
+          workingDir: KUBERNETES_WORKSPACE,
+          resources: { requests: resources, limits: resources },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: plan.runAsUser,
+            runAsGroup: plan.runAsUser,
+            privileged: false,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+          },
+          volumeMounts: [
+            { name: "workspace", mountPath: KUBERNETES_WORKSPACE },
+            { name: "tmp", mountPath: "/tmp" },
+          ],
+        },
+      ],
+      volumes: [
+        { name: "workspace", emptyDir: { sizeLimit: `${plan.workspaceSizeMiB}Mi` } },
+        { name: "tmp", emptyDir: { sizeLimit: "256Mi" } },
+      ],
+    },
+  };
+}
