@@ -23,6 +23,12 @@ const EXEC_OPTIONS: readonly OptionSpec[] = [
 const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGTERM: 15, SIGUSR1: 10, SIGUSR2: 12 };
 /** Docker CLI texts of a failed exec start, held back from the process's stderr and translated. */
 const DOCKER_FAILURE = /^(OCI runtime exec failed|Error response from daemon|Error: No such container)/;
+const DOCKER_FAILURE_PREFIXES = ["OCI runtime exec failed", "Error response from daemon", "Error: No such container"];
+
+/** Whether `head` may still turn out to be docker's failure text (it is a prefix of one, or starts with one). */
+function mayBeDockerFailure(head: string): boolean {
+  return DOCKER_FAILURE.test(head) || DOCKER_FAILURE_PREFIXES.some((prefix) => prefix.startsWith(head));
+}
 
 function environmentOf(parsed: ReturnType<typeof parseArguments>): string[] {
   const fromFiles = allValues(parsed, "--env-file").flatMap((file) =>
@@ -69,8 +75,8 @@ function guardStream(source: NodeJS.ReadableStream, target: NodeJS.WritableStrea
     }
     head += chunk.toString("latin1");
     if (failed) return;
-    if (!head.includes("\n") && head.length < 200) return;
     if (DOCKER_FAILURE.test(head)) return void (failed = true);
+    if (mayBeDockerFailure(head)) return;
     passing = true;
     target.write(Buffer.from(head, "latin1"));
     head = "";
