@@ -87,7 +87,18 @@ export class AppleContainerDriver implements SandboxDriverV1 {
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
     const tag = newCommandTag();
     const script = commandScript({ command: request.command, cwd: request.cwd, env: request.env, tag, commandId: tag });
-    const child = startCli(this.options.cli, ["exec", "--interactive", "--user", this.options.commandUser, this.id, "sh", "-c", STDIN_SCRIPT_READER, "sbx-exec", script.marker]);
+    const child = startCli(this.options.cli, [
+      "exec",
+      "--interactive",
+      "--user",
+      this.options.commandUser,
+      this.id,
+      "sh",
+      "-c",
+      STDIN_SCRIPT_READER,
+      "sbx-exec",
+      script.marker,
+    ]);
     let stderrTail = "";
     child.stdout.on("data", (chunk: Buffer) => request.onStdout(new Uint8Array(chunk)));
     child.stderr.on("data", (chunk: Buffer) => {
@@ -102,7 +113,10 @@ export class AppleContainerDriver implements SandboxDriverV1 {
     try {
       await started;
     } catch (error) {
-      throw this.failure({ exitCode: 127, stdout: "", stderr: error instanceof Error ? error.message : String(error), stopped: false }, "start a command");
+      throw this.failure(
+        { exitCode: 127, stdout: "", stderr: error instanceof Error ? error.message : String(error), stopped: false },
+        "start a command",
+      );
     }
     child.stdin.write(script.text);
     if (!request.stdin) child.stdin.end();
@@ -122,7 +136,8 @@ export class AppleContainerDriver implements SandboxDriverV1 {
         if (this.destroyed || killed) return { exitCode: KILLED_EXIT_CODE };
         const state = await this.probe();
         if (state === "gone") throw this.lost(stderrTail.trim().split("\n").at(-1) ?? "");
-        if (/XPC connection error/.test(stderrTail) && code === 1) throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
+        if (/XPC connection error/.test(stderrTail) && code === 1)
+          throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
       }
       return { exitCode: code };
     })();

@@ -3,7 +3,12 @@ import { BackendUnavailableError, type BackendStatus, type SandboxProviderV1 } f
 import { registerBackendManifest, throwIfAborted, type ProviderCreateRequest, type SandboxDriverV1 } from "@sbx/core/adapter";
 import { APPLE_CONTAINER_CAPABILITIES } from "./apple-container-capabilities.js";
 import { AppleContainerDriver } from "./apple-container-driver.js";
-import { appleContainerSettingsSchema, DEFAULT_APPLE_CONTAINER_IMAGE, parseAppleContainerSettings, type AppleContainerSettings } from "./apple-container-settings.js";
+import {
+  appleContainerSettingsSchema,
+  DEFAULT_APPLE_CONTAINER_IMAGE,
+  parseAppleContainerSettings,
+  type AppleContainerSettings,
+} from "./apple-container-settings.js";
 import { auditFromInspect } from "./container-audit.js";
 import { runCli } from "./container-cli.js";
 import { detectContainer, type Detection } from "./container-detection.js";
@@ -29,7 +34,13 @@ export function createSandboxProvider(settings?: AppleContainerSettings | Record
   let lastSweep = 0;
 
   const detect = (signal?: AbortSignal) =>
-    detectContainer({ binary: resolved.binary, environment: resolved.environment, checkPlatform: resolved.checkPlatform, timeoutMs: resolved.requestTimeoutMs, signal });
+    detectContainer({
+      binary: resolved.binary,
+      environment: resolved.environment,
+      checkPlatform: resolved.checkPlatform,
+      timeoutMs: resolved.requestTimeoutMs,
+      signal,
+    });
 
   /** A usable backend, detected once per provider (a failed detection is retried next time). */
   function requireReady(): Promise<UsableDetection> {
@@ -84,14 +95,23 @@ export function createSandboxProvider(settings?: AppleContainerSettings | Record
       try {
         throwIfAborted(signal, "apple-container");
         const inspected = await runCli(cli, ["inspect", id], { timeoutMs: resolved.requestTimeoutMs, signal });
-        if (inspected.exitCode !== 0) throw mapAppleContainerError(inspected, { operation: "create a sandbox", sandboxId: id, timeoutMs: resolved.requestTimeoutMs });
+        if (inspected.exitCode !== 0)
+          throw mapAppleContainerError(inspected, { operation: "create a sandbox", sandboxId: id, timeoutMs: resolved.requestTimeoutMs });
         const record = parseContainers(inspected.stdout)?.find((entry) => entry.id === id);
-        if (!record) throw mapAppleContainerError({ ...inspected, exitCode: 1, stderr: `container inspect ${id} printed no such container` }, { operation: "create a sandbox" });
+        if (!record)
+          throw mapAppleContainerError(
+            { ...inspected, exitCode: 1, stderr: `container inspect ${id} printed no such container` },
+            { operation: "create a sandbox" },
+          );
         const audit = auditFromInspect({ record, plan, create: options, version });
         if (!options.mounts.some((mount) => mount.sandboxPath === APPLE_CONTAINER_WORKSPACE)) {
           // The workspace belongs to the sandbox user (run -w made it as root); a mount there keeps its host owner.
-          const owned = await runCli(cli, ["exec", "--user", "0:0", id, "chown", plan.commandUser, APPLE_CONTAINER_WORKSPACE], { timeoutMs: resolved.requestTimeoutMs, signal });
-          if (owned.exitCode !== 0) throw mapAppleContainerError(owned, { operation: "create a sandbox", sandboxId: id, timeoutMs: resolved.requestTimeoutMs });
+          const owned = await runCli(cli, ["exec", "--user", "0:0", id, "chown", plan.commandUser, APPLE_CONTAINER_WORKSPACE], {
+            timeoutMs: resolved.requestTimeoutMs,
+            signal,
+          });
+          if (owned.exitCode !== 0)
+            throw mapAppleContainerError(owned, { operation: "create a sandbox", sandboxId: id, timeoutMs: resolved.requestTimeoutMs });
         }
         const lifetime = setTimeout(() => void driver.destroy().catch(() => {}), Math.max(0, plan.expiresAt - Date.now()));
         lifetime.unref();

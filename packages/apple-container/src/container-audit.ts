@@ -6,7 +6,11 @@ import type { ContainerRunPlan } from "./container-run-plan.js";
 const MIB = 1024 * 1024;
 
 function refuse(policy: string, message: string): never {
-  throw new PolicyNotEnforcedError({ backend: "apple-container", policy, message: `${message} The sandbox was deleted rather than run with a weaker policy.` });
+  throw new PolicyNotEnforcedError({
+    backend: "apple-container",
+    policy,
+    message: `${message} The sandbox was deleted rather than run with a weaker policy.`,
+  });
 }
 
 /**
@@ -14,11 +18,19 @@ function refuse(policy: string, message: string): never {
  * with the request fails closed (`PolicyNotEnforcedError`): networks attached under deny, CPUs or memory other than
  * requested, a mount missing or writable when asked read-only.
  */
-export function auditFromInspect(options: { record: ContainerRecord; plan: ContainerRunPlan; create: ResolvedCreateOptions; version: CliVersion }): DriverAudit {
+export function auditFromInspect(options: {
+  record: ContainerRecord;
+  plan: ContainerRunPlan;
+  create: ResolvedCreateOptions;
+  version: CliVersion;
+}): DriverAudit {
   const { record, plan, create, version } = options;
   const deny = create.network.egress === "deny";
   if (deny && (record.configuredNetworks.length > 0 || record.attachedNetworks > 0)) {
-    refuse("network", `Egress deny was asked, but container reports networks ${JSON.stringify(record.configuredNetworks)} (${record.attachedNetworks} attached).`);
+    refuse(
+      "network",
+      `Egress deny was asked, but container reports networks ${JSON.stringify(record.configuredNetworks)} (${record.attachedNetworks} attached).`,
+    );
   }
   const memoryMiB = record.memoryInBytes === undefined ? undefined : record.memoryInBytes / MIB;
   if (plan.requestedLimits?.cpus !== undefined && record.cpus !== plan.requestedLimits.cpus) {

@@ -24,7 +24,11 @@ const OUTPUT_LIMIT_BYTES = 16 * 1024 * 1024;
  * Runs one CLI control call to completion, bounded: killed at `timeoutMs` or when `signal` aborts (then
  * `stopped: true`). Never throws for a non-zero exit; a CLI that cannot start at all is exit 127 with the reason.
  */
-export function runCli(cli: ContainerCli, args: readonly string[], options: { timeoutMs: number; signal?: AbortSignal; input?: string }): Promise<CliResult> {
+export function runCli(
+  cli: ContainerCli,
+  args: readonly string[],
+  options: { timeoutMs: number; signal?: AbortSignal; input?: string },
+): Promise<CliResult> {
   return new Promise((resolve) => {
     let child: ChildProcessWithoutNullStreams;
     try {
@@ -58,7 +62,12 @@ export function runCli(cli: ContainerCli, args: readonly string[], options: { ti
     child.on("close", (code) => {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", stop);
-      resolve({ exitCode: stopped ? null : code, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8"), stopped });
+      resolve({
+        exitCode: stopped ? null : code,
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr: Buffer.concat(stderr).toString("utf8"),
+        stopped,
+      });
     });
     child.stdin.on("error", () => {});
     child.stdin.end(options.input ?? "");

@@ -2,13 +2,22 @@ import { accessSync, constants } from "node:fs";
 import { release } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import { runCli, type ContainerCli } from "./container-cli.js";
-import { isSupportedVersion, parseServiceStatus, parseVersionLine, SUPPORTED_VERSIONS, type CliVersion, type ServiceStatus } from "./container-output.js";
+import {
+  isSupportedVersion,
+  parseServiceStatus,
+  parseServiceStatusTable,
+  parseVersionLine,
+  SUPPORTED_VERSIONS,
+  type CliVersion,
+  type ServiceStatus,
+} from "./container-output.js";
 import { START_SERVICE_REMEDY } from "./map-apple-container-error.js";
 
 /** Where Apple's signed installer puts the CLI. */
 export const DEFAULT_BINARY_PATH = "/usr/local/bin/container";
 /** Where to get the CLI. */
-export const INSTALL_REMEDY = "Install Apple's container from https://github.com/apple/container/releases (the signed .pkg), then run `container system start`.";
+export const INSTALL_REMEDY =
+  "Install Apple's container from https://github.com/apple/container/releases (the signed .pkg), then run `container system start`.";
 
 /** What detection found: usable, or why not and what to do. */
 export type Detection =
@@ -16,11 +25,16 @@ export type Detection =
   | { readonly usable: false; readonly reason: string; readonly remedy: string };
 
 /** The platform check: macOS 26 or later (Darwin 25+) on Apple silicon; a reason when not. */
-export function platformProblem(platform: string = process.platform, arch: string = process.arch, darwinRelease: string = release()): string | undefined {
+export function platformProblem(
+  platform: string = process.platform,
+  arch: string = process.arch,
+  darwinRelease: string = release(),
+): string | undefined {
   if (platform !== "darwin") return `Apple's container runs only on macOS 26 or later on Apple silicon; this is ${platform}.`;
   if (arch !== "arm64") return `Apple's container runs only on Apple silicon; this Mac is ${arch}.`;
   const major = Number(darwinRelease.split(".")[0]);
-  if (!(major >= 25)) return `Apple's container needs macOS 26 or later; this Mac runs Darwin ${darwinRelease} (macOS ${major >= 20 ? major - 9 : "before 11"}).`;
+  if (!(major >= 25))
+    return `Apple's container needs macOS 26 or later; this Mac runs Darwin ${darwinRelease} (macOS ${major >= 20 ? major - 9 : "before 11"}).`;
   return undefined;
 }
 
@@ -35,7 +49,8 @@ function executable(path: string): boolean {
 
 /** The CLI's path: the setting, else `container` on PATH, else `/usr/local/bin/container`; undefined when none is executable. */
 export function findBinary(setting: string | undefined, environment: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (setting !== undefined) return isAbsolute(setting) ? (executable(setting) ? setting : undefined) : findBinary(undefined, { PATH: environment.PATH, NAME: setting });
+  if (setting !== undefined)
+    return isAbsolute(setting) ? (executable(setting) ? setting : undefined) : findBinary(undefined, { PATH: environment.PATH, NAME: setting });
   const name = environment.NAME ?? "container";
   for (const directory of (environment.PATH ?? "").split(delimiter)) {
     if (directory && executable(join(directory, name))) return join(directory, name);
@@ -56,7 +71,13 @@ export async function detectContainer(options: {
 }): Promise<Detection> {
   if (options.checkPlatform) {
     const problem = platformProblem();
-    if (problem) return { usable: false, reason: problem, remedy: "Use another backend here (docker:// with a Docker Engine, or e2b:// / modal:// with an account); apple-container:// needs a Mac with Apple silicon on macOS 26." };
+    if (problem)
+      return {
+        usable: false,
+        reason: problem,
+        remedy:
+          "Use another backend here (docker:// with a Docker Engine, or e2b:// / modal:// with an account); apple-container:// needs a Mac with Apple silicon on macOS 26.",
+      };
   }
   const binary = findBinary(options.binary);
   if (!binary) {
@@ -67,7 +88,11 @@ export async function detectContainer(options: {
   const versionResult = await runCli(cli, ["--version"], { timeoutMs: options.timeoutMs, signal: options.signal });
   const version = parseVersionLine(versionResult.stdout);
   if (versionResult.exitCode !== 0 || !version) {
-    return { usable: false, reason: `${binary} --version did not print a container CLI version (exit ${String(versionResult.exitCode)}): ${versionResult.stdout.trim() || versionResult.stderr.trim()}`, remedy: INSTALL_REMEDY };
+    return {
+      usable: false,
+      reason: `${binary} --version did not print a container CLI version (exit ${String(versionResult.exitCode)}): ${versionResult.stdout.trim() || versionResult.stderr.trim()}`,
+      remedy: INSTALL_REMEDY,
+    };
   }
   if (!isSupportedVersion(version)) {
     return {
@@ -76,13 +101,26 @@ export async function detectContainer(options: {
       remedy: `Install a container release from ${SUPPORTED_VERSIONS.text} (https://github.com/apple/container/releases), or an @sbx/apple-container that supports ${version.version}.`,
     };
   }
-  const statusResult = await runCli(cli, ["system", "status", "--format", "json"], { timeoutMs: options.timeoutMs, signal: options.signal });
-  const status = parseServiceStatus(statusResult.stdout);
+  let statusResult = await runCli(cli, ["system", "status", "--format", "json"], { timeoutMs: options.timeoutMs, signal: options.signal });
+  let status = parseServiceStatus(statusResult.stdout);
+  if (!status && statusResult.exitCode === 64) {
+    // A release whose `system status` takes no --format: read its table instead.
+    statusResult = await runCli(cli, ["system", "status"], { timeoutMs: options.timeoutMs, signal: options.signal });
+    status = parseServiceStatusTable(`${statusResult.stdout}\n${statusResult.stderr}`);
+  }
   if (!status) {
-    return { usable: false, reason: `container system status --format json printed no status it understands (exit ${String(statusResult.exitCode)}): ${statusResult.stderr.trim() || statusResult.stdout.trim()}`, remedy: START_SERVICE_REMEDY };
+    return {
+      usable: false,
+      reason: `container system status --format json printed no status it understands (exit ${String(statusResult.exitCode)}): ${statusResult.stderr.trim() || statusResult.stdout.trim()}`,
+      remedy: START_SERVICE_REMEDY,
+    };
   }
   if (statusResult.exitCode !== 0 || status.status !== "running") {
-    return { usable: false, reason: `The container system service is ${status.status} (container ${version.version}).`, remedy: START_SERVICE_REMEDY };
+    return {
+      usable: false,
+      reason: `The container system service is ${status.status} (container ${version.version}).`,
+      remedy: START_SERVICE_REMEDY,
+    };
   }
   return {
     usable: true,

@@ -52,8 +52,8 @@ export interface ServiceStatus {
   readonly status: string;
   /** The API server's version when it answered, else undefined. */
   readonly serverVersion: string | undefined;
-  /** `flat` (1.0–1.3: `apiServerVersion`, `appRoot`) or `nested` (1.4.1+: `client`, `server`, `paths`). */
-  readonly shape: "flat" | "nested";
+  /** `flat` (1.0–1.3: `apiServerVersion`, `appRoot`), `nested` (1.4.1+: `client`, `server`, `paths`) or `table` (no JSON). */
+  readonly shape: "flat" | "nested" | "table";
 }
 
 /**
@@ -75,6 +75,20 @@ export function parseServiceStatus(text: string): ServiceStatus | undefined {
   const flat = flatStatusSchema.safeParse(value);
   if (!flat.success) return undefined;
   return { status: flat.data.status, serverVersion: flat.data.apiServerVersion || undefined, shape: "flat" };
+}
+
+/**
+ * Parses the table form of `system status`, for a release whose `system status` refuses `--format` (one third-party
+ * capture says 1.3.1 had none, the 1.2.2 source has it): the `status <value>` row of the 1.3/1.4 table, or the sentence
+ * `apiserver is running` / `apiserver is not running[ and not registered with launchd]`.
+ */
+export function parseServiceStatusTable(text: string): ServiceStatus | undefined {
+  const row = /^status\s+(.+?)\s*$/m.exec(text);
+  if (row) return { status: row[1]!, serverVersion: /^(?:server|apiserver)\.version\s+(\S+)/m.exec(text)?.[1], shape: "table" };
+  if (/apiserver is not running and not registered/.test(text)) return { status: "unregistered", serverVersion: undefined, shape: "table" };
+  if (/apiserver is not running/.test(text)) return { status: "not running", serverVersion: undefined, shape: "table" };
+  if (/apiserver is running/.test(text)) return { status: "running", serverVersion: undefined, shape: "table" };
+  return undefined;
 }
 
 const mountSchema = z.looseObject({

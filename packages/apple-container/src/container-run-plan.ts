@@ -43,7 +43,8 @@ function limitArguments(limits: ResolvedCreateOptions["limits"]): { arguments: s
       capability: "RESOURCE_LIMITS",
       backend: "apple-container",
       supportedBy: backendsSupporting("RESOURCE_LIMITS", "apple-container").filter((backend) => !BACKENDS_WITHOUT_PIDS_LIMIT.has(backend)),
-      detail: "limits.pids: Apple's container has no process-count limit (only --ulimit nproc, which does not bind root), so it was refused rather than ignored",
+      detail:
+        "limits.pids: Apple's container has no process-count limit (only --ulimit nproc, which does not bind root), so it was refused rather than ignored",
     });
   }
   const args: string[] = [];
@@ -128,7 +129,10 @@ export function planContainerRun(options: {
     ...metadataLabels(create.metadata),
     ...(deny ? ["--network", "none", "--no-dns"] : []),
     ...limits.arguments,
-    ...create.mounts.flatMap((mount) => ["--mount", `type=bind,source=${mount.hostPath},target=${mount.sandboxPath}${mount.readOnly ? ",readonly" : ""}`]),
+    ...create.mounts.flatMap((mount) => [
+      "--mount",
+      `type=bind,source=${mount.hostPath},target=${mount.sandboxPath}${mount.readOnly ? ",readonly" : ""}`,
+    ]),
     "--user",
     "0:0",
     "--workdir",

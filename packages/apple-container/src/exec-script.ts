@@ -21,7 +21,13 @@ export interface StdinScript {
  * <COMMAND_WRAPPER> …`, which tags the command with `tag` (an audit tag the root kill helper finds; empty for none),
  * enters `cwd` (exit 126 when missing) and exits with the command's status.
  */
-export function commandScript(options: { command: string; cwd: string; env: Readonly<Record<string, string>>; tag: string; commandId: string }): StdinScript {
+export function commandScript(options: {
+  command: string;
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  tag: string;
+  commandId: string;
+}): StdinScript {
   const assignments = Object.entries(options.env).map(([key, value]) => shellQuote(`${key}=${value}`));
   const line = [
     "exec env -i",

@@ -14,7 +14,8 @@ export interface AppleContainerErrorContext {
 /** What to run when the API server is down (never run by sbx: it registers a launchd agent and may download a kernel). */
 export const START_SERVICE_REMEDY = "Start it with `container system start` (add --enable-kernel-install the first time), then retry.";
 /** What to run when no kernel is configured. */
-export const KERNEL_REMEDY = "Install the default kernel with `container system kernel set --recommended` (or `container system start --enable-kernel-install`).";
+export const KERNEL_REMEDY =
+  "Install the default kernel with `container system kernel set --recommended` (or `container system start --enable-kernel-install`).";
 
 /** The CLI's last `Error: …` text, or its whole stderr, trimmed and bounded for a message. */
 function errorText(result: CliResult): string {
@@ -64,13 +65,25 @@ export function mapAppleContainerError(result: CliResult, context: AppleContaine
     });
   }
   if (/image not found|pull access denied|manifest unknown/i.test(text)) {
-    return new InvalidArgumentError({ backend: "apple-container", field: "target", message: `The image could not be found while trying to ${context.operation}: ${text}` });
+    return new InvalidArgumentError({
+      backend: "apple-container",
+      field: "target",
+      message: `The image could not be found while trying to ${context.operation}: ${text}`,
+    });
   }
   if (/minimum memory amount/.test(text)) {
-    return new InvalidArgumentError({ backend: "apple-container", field: "limits.memoryMiB", message: `container refused the memory limit: ${text}` });
+    return new InvalidArgumentError({
+      backend: "apple-container",
+      field: "limits.memoryMiB",
+      message: `container refused the memory limit: ${text}`,
+    });
   }
   if (/is not a directory|does not exist|invalid label|invalid path given|unknown directive/.test(text) && context.operation === "create a sandbox") {
-    return new InvalidArgumentError({ backend: "apple-container", field: "mounts", message: `container refused the sandbox's configuration: ${text}` });
+    return new InvalidArgumentError({
+      backend: "apple-container",
+      field: "mounts",
+      message: `container refused the sandbox's configuration: ${text}`,
+    });
   }
   if (context.sandboxId && /not found|is not running/.test(text)) {
     return new SandboxNotFoundError({

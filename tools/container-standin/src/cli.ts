@@ -1,7 +1,15 @@
 import { CliFailure, SERVICE_DOWN_TEXT, usageError } from "./cli-failure.js";
 import { copyCommand } from "./copy-command.js";
 import { execCommand } from "./exec-command.js";
-import { createContainer, deleteContainers, inspectCommand, killContainers, listCommand, startContainer, stopContainers } from "./lifecycle-commands.js";
+import {
+  createContainer,
+  deleteContainers,
+  inspectCommand,
+  killContainers,
+  listCommand,
+  startContainer,
+  stopContainers,
+} from "./lifecycle-commands.js";
 import { readModes, type StandinModes } from "./standin-modes.js";
 import { systemStatus, systemUnsupported, systemVersion, versionLine, type CommandOutput } from "./system-commands.js";
 
@@ -11,7 +19,8 @@ const API_COMMANDS = new Set(["run", "create", "start", "exec", "stop", "kill", 
 async function dispatch(args: readonly string[], modes: StandinModes): Promise<CommandOutput | number> {
   const [command, ...rest] = args;
   if (command === "--version") return { stdout: versionLine(modes), exitCode: 0 };
-  if (command === undefined || command === "--help" || command === "-h") return { stdout: "OVERVIEW: A container platform for macOS (sbx stand-in)\n", exitCode: 0 };
+  if (command === undefined || command === "--help" || command === "-h")
+    return { stdout: "OVERVIEW: A container platform for macOS (sbx stand-in)\n", exitCode: 0 };
   if (command === "system") {
     const [subcommand, ...options] = rest;
     if (subcommand === "status") return systemStatus(options, modes);

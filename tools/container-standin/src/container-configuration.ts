@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { allValues, hasFlag, lastValue, parseArguments, type OptionSpec } from "./arguments.js";
-import { runtimeError, usageError } from "./cli-failure.js";
+import { CliFailure, runtimeError, usageError } from "./cli-failure.js";
 import type { StandinModes } from "./standin-modes.js";
 
 /** The options `run` and `create` accept (Flags.swift); the ones the stand-in does not model are accepted and ignored. */
@@ -119,7 +119,8 @@ function mountOf(text: string, cwd: string): MountPlan {
 function volumeOf(text: string, cwd: string): MountPlan {
   const [source, destination, options] = text.split(":");
   if (!source || !destination) throw runtimeError("invalidArgument", `invalid volume ${text}`);
-  if (!source.includes("/") && source !== "." && source !== "..") throw runtimeError("invalidArgument", "named volumes are not modelled by the stand-in");
+  if (!source.includes("/") && source !== "." && source !== "..")
+    throw runtimeError("invalidArgument", "named volumes are not modelled by the stand-in");
   const absolute = resolve(cwd, source);
   if (!existsSync(absolute)) throw runtimeError("invalidArgument", `path '${source}' does not exist`);
   const list = options ? options.split(",") : [];
@@ -144,14 +145,15 @@ export function planCreate(args: readonly string[], command: "run" | "create", m
   const [image, ...processArguments] = parsed.positionals;
   if (!image) throw usageError("Missing expected argument '<image>'", command);
   const name = lastValue(parsed, "--name") ?? crypto.randomUUID().toLowerCase();
-  if (!NAME_PATTERN.test(name) || name.length > 63) throw runtimeError("invalidArgument", `container ID ${name} is not a valid container ID`);
+  if (!NAME_PATTERN.test(name) || name.length > 63) throw new CliFailure(`Error: container ID ${name} is not a valid container ID`, 1);
   const labels: Record<string, string> = {};
   for (const text of allValues(parsed, "--label")) {
     const [key, value] = parseLabel(text);
     labels[key] = value;
   }
   const networks = allValues(parsed, "--network");
-  if (networks.includes("none") && networks.length > 1) throw runtimeError("invalidArgument", "no other networks may be created along with network none");
+  if (networks.includes("none") && networks.length > 1)
+    throw runtimeError("invalidArgument", "no other networks may be created along with network none");
   if (hasFlag(parsed, "--no-dns") && hasFlag(parsed, "--dns")) throw usageError("--no-dns and --dns cannot be used together", command);
   const cpusText = lastValue(parsed, "--cpus");
   if (cpusText !== undefined && !/^\d+$/.test(cpusText)) throw usageError(`The value '${cpusText}' is invalid for '-c <cpus>'`, command);
@@ -176,7 +178,14 @@ export function planCreate(args: readonly string[], command: "run" | "create", m
     capDrop: allValues(parsed, "--cap-drop"),
     creationDate: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
     id: name,
-    image: { descriptor: { digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000", mediaType: "application/vnd.oci.image.index.v1+json", size: 0 }, reference: image },
+    image: {
+      descriptor: {
+        digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+        mediaType: "application/vnd.oci.image.index.v1+json",
+        size: 0,
+      },
+      reference: image,
+    },
     initProcess: {
       arguments: entrypoint ? processArguments : processArguments.slice(1),
       environment,
@@ -220,5 +229,11 @@ export function planCreate(args: readonly string[], command: "run" | "create", m
     ...allValues(parsed, "--ulimit").map((limit) => `--ulimit=${limit}`),
     `--hostname=${name.slice(0, 63)}`,
   ];
-  return { id: name, detach: hasFlag(parsed, "--detach"), remove: hasFlag(parsed, "--rm"), dockerArguments: [...dockerArguments, image, ...processArguments], configuration };
+  return {
+    id: name,
+    detach: hasFlag(parsed, "--detach"),
+    remove: hasFlag(parsed, "--rm"),
+    dockerArguments: [...dockerArguments, image, ...processArguments],
+    configuration,
+  };
 }

@@ -7,7 +7,9 @@ interface DockerInspect {
   readonly Name: string;
   readonly State: { readonly Status: string; readonly Running: boolean; readonly StartedAt: string };
   readonly Config: { readonly Labels: Record<string, string> | null };
-  readonly NetworkSettings: { readonly Networks: Record<string, { IPAddress: string; IPPrefixLen: number; Gateway: string; MacAddress: string }> | null };
+  readonly NetworkSettings: {
+    readonly Networks: Record<string, { IPAddress: string; IPPrefixLen: number; Gateway: string; MacAddress: string }> | null;
+  };
 }
 
 /** One stand-in container as the real CLI encodes a `ManagedContainer` (§4.1): `{id, configuration, status}`. */
@@ -51,7 +53,7 @@ function toApple(entry: DockerInspect, modes: StandinModes): AppleContainer | un
 export async function inspectContainers(modes: StandinModes, dockerNames: readonly string[]): Promise<AppleContainer[]> {
   if (dockerNames.length === 0) return [];
   const result = await docker(modes, ["inspect", "--type=container", ...dockerNames]);
-  let entries: DockerInspect[] = [];
+  let entries: DockerInspect[];
   try {
     entries = JSON.parse(result.stdout || "[]") as DockerInspect[];
   } catch {

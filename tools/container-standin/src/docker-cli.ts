@@ -12,7 +12,7 @@ export interface DockerResult {
 export function docker(modes: StandinModes, args: readonly string[], input?: string): Promise<DockerResult> {
   return new Promise((resolve) => {
     const child = execFile(modes.docker, args, { maxBuffer: 64 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : 1) : 0;
+      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1) : 0;
       resolve({ exitCode: code, stdout, stderr: stderr || (error && code === 1 && !stderr ? error.message : stderr) });
     });
     if (input !== undefined) child.stdin?.end(input);

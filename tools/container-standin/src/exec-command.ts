@@ -48,7 +48,7 @@ async function refuseDuplicateKeys(modes: StandinModes, id: string, environment:
   if (environment.length === 0) return;
   const result = await docker(modes, ["inspect", "--type=container", "--format", "{{json .Config.Env}}", dockerNameOf(id)]);
   if (result.exitCode !== 0) return;
-  const existing = new Set((JSON.parse(result.stdout) as string[] | null ?? []).map((entry) => entry.split("=", 1)[0]));
+  const existing = new Set(((JSON.parse(result.stdout) as string[] | null) ?? []).map((entry) => entry.split("=", 1)[0]));
   const duplicated = environment.map((entry) => entry.split("=", 1)[0]!).filter((key) => existing.has(key));
   if (duplicated.length > 0)
     throw new CliFailure(
@@ -90,7 +90,8 @@ function guardStream(source: NodeJS.ReadableStream, target: NodeJS.WritableStrea
 function translateFailure(held: string, id: string, executable: string): string {
   if (/No such container/i.test(held)) return `Error: notFound: "get failed: container ${id} not found"\n`;
   if (/is not running/i.test(held)) return `Error: invalidState: "container ${id} is not running"\n`;
-  if (/executable file not found|no such file or directory|not found/i.test(held)) return `Error: internalError: "failed to find target executable ${executable}"\n`;
+  if (/executable file not found|no such file or directory|not found/i.test(held))
+    return `Error: internalError: "failed to find target executable ${executable}"\n`;
   return `Error: internalError: "failed to exec process" (cause: "${held.trim()}")\n`;
 }
 

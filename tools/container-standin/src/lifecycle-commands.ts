@@ -17,19 +17,28 @@ export async function createContainer(args: readonly string[], command: "run" | 
   const plan = planCreate(args, command, modes, process.cwd());
   if (command === "run" && !plan.detach) throw new CliFailure("Error: the stand-in runs containers detached only (pass -d)", 1);
   const existing = await inspectContainers(modes, [dockerNameOf(plan.id)]);
-  if (existing.length > 0) throw runtimeError("exists", `container with id ${plan.id} already exists`);
+  if (existing.length > 0) throw new CliFailure(`Error: container with id ${plan.id} already exists`, 1);
   const labels = [
     `--label=${LABEL_NAMESPACE}=${modes.namespace}`,
     `--label=${LABEL_ID}=${plan.id}`,
     `--label=${LABEL_CONFIGURATION}=${JSON.stringify(plan.configuration)}`,
   ];
   const verb = command === "run" ? ["run", "-d"] : ["create"];
-  const result = await docker(modes, [...verb, `--name=${dockerNameOf(plan.id)}`, ...(plan.remove ? ["--rm"] : []), ...labels, ...plan.dockerArguments]);
+  const result = await docker(modes, [
+    ...verb,
+    `--name=${dockerNameOf(plan.id)}`,
+    ...(plan.remove ? ["--rm"] : []),
+    ...labels,
+    ...plan.dockerArguments,
+  ]);
   if (result.exitCode !== 0) {
     // run deletes the half-created container in its catch.
     await docker(modes, ["rm", "-f", dockerNameOf(plan.id)]);
     if (/No such image|pull access denied|not found: manifest unknown/i.test(result.stderr))
-      throw runtimeError("notFound", `image not found: ${String(plan.configuration.image && (plan.configuration.image as { reference: string }).reference)}`);
+      throw runtimeError(
+        "notFound",
+        `image not found: ${String(plan.configuration.image && (plan.configuration.image as { reference: string }).reference)}`,
+      );
     throw runtimeError("internalError", `failed to ${command} container: ${result.stderr.trim()}`);
   }
   return ok(`${plan.id}\n`);
@@ -37,13 +46,22 @@ export async function createContainer(args: readonly string[], command: "run" | 
 
 /** `start <id>`: fails when a virtiofs mount source has disappeared, as `ContainerStart.swift` checks. */
 export async function startContainer(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["-a", "--attach"], value: false }, { names: ["-i", "--interactive"], value: false }, { names: ["--debug"], value: false }], "start");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["-a", "--attach"], value: false },
+      { names: ["-i", "--interactive"], value: false },
+      { names: ["--debug"], value: false },
+    ],
+    "start",
+  );
   const id = parsed.positionals[0];
   if (!id) throw usageError("Missing expected argument '<container-id>'", "start");
   const [container] = await inspectContainers(modes, [dockerNameOf(id)]);
   if (!container) throw runtimeError("notFound", `container not found: ${id}`);
   for (const mount of container.configuration.mounts as Array<{ type: Record<string, unknown>; source: string }>) {
-    if ("virtiofs" in mount.type && !existsSync(mount.source)) throw runtimeError("invalidArgument", `mount source path '${mount.source}' does not exist`);
+    if ("virtiofs" in mount.type && !existsSync(mount.source))
+      throw runtimeError("invalidArgument", `mount source path '${mount.source}' does not exist`);
   }
   const result = await docker(modes, ["start", dockerNameOf(id)]);
   if (result.exitCode !== 0) throw runtimeError("internalError", `failed to start container ${id}: ${result.stderr.trim()}`);
@@ -58,7 +76,15 @@ async function targets(parsed: { positionals: string[] }, all: boolean, command:
 
 /** `stop [-s SIG] [-t secs] <ids…> | --all`: idempotent on a stopped container; a missing one fails. */
 export async function stopContainers(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["-s", "--signal"], value: true }, { names: ["-t", "--time"], value: true }, { names: ["-a", "--all"], value: false }], "stop");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["-s", "--signal"], value: true },
+      { names: ["-t", "--time"], value: true },
+      { names: ["-a", "--all"], value: false },
+    ],
+    "stop",
+  );
   const ids = await targets(parsed, hasFlag(parsed, "--all"), "stop", modes);
   const found = new Map((await inspectContainers(modes, ids.map(dockerNameOf))).map((container) => [container.id, container]));
   const stopped: string[] = [];
@@ -66,7 +92,7 @@ export async function stopContainers(args: readonly string[], modes: StandinMode
   await Promise.all(
     ids.map(async (id) => {
       const container = found.get(id);
-      if (!container) return void errors.push(`notFound: "container ${id} not found"`);
+      if (!container) return void errors.push(`internalError: "failed to stop container" (cause: "notFound: "container with ID ${id} not found"")`);
       if (container.status.state === "running") {
         const signal = lastValue(parsed, "--signal");
         await docker(modes, ["stop", `--time=${lastValue(parsed, "--time") ?? "5"}`, ...(signal ? [`--signal=${signal}`] : []), dockerNameOf(id)]);
@@ -79,7 +105,14 @@ export async function stopContainers(args: readonly string[], modes: StandinMode
 
 /** `kill [-s SIG] <ids…> | --all`: signals init only (default KILL); killing init stops the container. */
 export async function killContainers(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["-s", "--signal"], value: true }, { names: ["-a", "--all"], value: false }], "kill");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["-s", "--signal"], value: true },
+      { names: ["-a", "--all"], value: false },
+    ],
+    "kill",
+  );
   const ids = await targets(parsed, hasFlag(parsed, "--all"), "kill", modes);
   const found = new Map((await inspectContainers(modes, ids.map(dockerNameOf))).map((container) => [container.id, container]));
   const killed: string[] = [];
@@ -100,7 +133,14 @@ export async function killContainers(args: readonly string[], modes: StandinMode
 
 /** `delete | rm [-f] <ids…> | --all`: a running container without `-f` is refused; a missing one fails with `not found`. */
 export async function deleteContainers(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["-f", "--force"], value: false }, { names: ["-a", "--all"], value: false }], "delete");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["-f", "--force"], value: false },
+      { names: ["-a", "--all"], value: false },
+    ],
+    "delete",
+  );
   const force = hasFlag(parsed, "--force");
   const ids = await targets(parsed, hasFlag(parsed, "--all"), "delete", modes);
   const found = new Map((await inspectContainers(modes, ids.map(dockerNameOf))).map((container) => [container.id, container]));
@@ -145,7 +185,15 @@ export async function inspectCommand(args: readonly string[], modes: StandinMode
 
 /** `list | ls [-a] [--format json|table] [-q]`: running containers only unless `-a`; JSON is compact. */
 export async function listCommand(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["-a", "--all"], value: false }, { names: ["--format"], value: true }, { names: ["-q", "--quiet"], value: false }], "list");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["-a", "--all"], value: false },
+      { names: ["--format"], value: true },
+      { names: ["-q", "--quiet"], value: false },
+    ],
+    "list",
+  );
   const containers = (await listContainers(modes)).filter((container) => hasFlag(parsed, "--all") || container.status.state === "running");
   containers.sort((left, right) => (left.id < right.id ? -1 : 1));
   if (hasFlag(parsed, "--quiet")) return ok(containers.map((container) => `${container.id}\n`).join(""));
@@ -153,7 +201,15 @@ export async function listCommand(args: readonly string[], modes: StandinModes):
   if (format === "json") return ok(render(containers, modes, false) + "\n");
   if (format !== "table") throw usageError(`The value '${format}' is invalid for '--format <format>'`, "list");
   const header = "ID  IMAGE  OS  ARCH  STATE  IP  CPUS  MEMORY  STARTED\n";
-  return ok(header + containers.map((container) => `${container.id}  ${String((container.configuration.image as { reference: string }).reference)}  linux  arm64  ${container.status.state}\n`).join(""));
+  return ok(
+    header +
+      containers
+        .map(
+          (container) =>
+            `${container.id}  ${String((container.configuration.image as { reference: string }).reference)}  linux  arm64  ${container.status.state}\n`,
+        )
+        .join(""),
+  );
 }
 
 function render(containers: readonly AppleContainer[], modes: StandinModes, pretty: boolean): string {

@@ -15,7 +15,10 @@ function sortedEntries(value: object): Array<[string, unknown]> {
 
 function compact(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(compact).join(",")}]`;
-  if (value !== null && typeof value === "object") return `{${sortedEntries(value).map(([key, entry]) => `${JSON.stringify(key)}:${compact(entry)}`).join(",")}}`;
+  if (value !== null && typeof value === "object")
+    return `{${sortedEntries(value)
+      .map(([key, entry]) => `${JSON.stringify(key)}:${compact(entry)}`)
+      .join(",")}}`;
   return JSON.stringify(value);
 }
 

@@ -22,10 +22,18 @@ const INSTALL_ROOT = "/usr/local";
 /**
  * `container system status [--format json|table]`: exit 0 and `running`, or exit 1 with `not running` /
  * `unregistered`. Flat up to 1.3.x (`apiServer*`, `appRoot`, `installRoot`, all `""` when down); nested from 1.4.1
- * (`client`, `server`, `host`, `resources`, `paths`; the daemon's sections absent when down, apple/container#1769).
+ * (`client`, `server`, `host`, `resources`, `paths`, apple/container#1769; when down only `{"status":"unregistered"}`,
+ * as captured on 1.4.1 by suruseas/opossum's testdata/real-cli-output.md).
  */
 export async function systemStatus(args: readonly string[], modes: StandinModes): Promise<CommandOutput> {
-  const parsed = parseArguments(args, [{ names: ["--format"], value: true }, { names: ["--prefix"], value: true }], "system status");
+  const parsed = parseArguments(
+    args,
+    [
+      { names: ["--format"], value: true },
+      { names: ["--prefix"], value: true },
+    ],
+    "system status",
+  );
   const format = lastValue(parsed, "--format") ?? "table";
   const running = modes.service === "running";
   const status = running ? "running" : modes.service === "unregistered" ? "unregistered" : "not running";
@@ -51,15 +59,18 @@ export async function systemStatus(args: readonly string[], modes: StandinModes)
     };
     return { stdout: swiftJson(value, { pretty: false, escapeSlashes: true }) + "\n", exitCode };
   }
-  const value: Record<string, unknown> = {
-    client: { appName: "container", build: "release", commit, version: modes.version },
-    status,
-  };
+  // Down, 1.4.1 prints the status alone (captured: `{"status":"unregistered"}`, exit 1).
+  const value: Record<string, unknown> = { status };
   if (running) {
+    value.client = { appName: "container", build: "release", commit, version: modes.version };
     const containers = await listContainers(modes);
     value.server = { appName: "container-apiserver", build: "release", commit, version: modes.version };
     value.host = { architecture: "arm64", cpus: 10, operatingSystem: "macOS 26.1" };
-    value.resources = { containersRunning: containers.filter((entry) => entry.status.state === "running").length, containersTotal: containers.length, images: 1 };
+    value.resources = {
+      containersRunning: containers.filter((entry) => entry.status.state === "running").length,
+      containersTotal: containers.length,
+      images: 1,
+    };
     value.paths = { appRoot: APP_ROOT + "/", installRoot: INSTALL_ROOT + "/" };
   }
   return { stdout: swiftJson(value, { pretty: false, escapeSlashes: false }) + "\n", exitCode };
@@ -71,7 +82,8 @@ export function systemVersion(args: readonly string[], modes: StandinModes): Com
   const commit = commitOf(modes.version);
   const entries = [{ appName: "container", buildType: "release", commit, version: modes.version }];
   if (modes.service === "running") entries.push({ appName: "container-apiserver", buildType: "release", commit, version: modes.version });
-  if (allValues(parsed, "--format").at(-1) === "json") return { stdout: swiftJson(entries, { pretty: false, escapeSlashes: modes.generation === "1.0" }) + "\n", exitCode: 0 };
+  if (allValues(parsed, "--format").at(-1) === "json")
+    return { stdout: swiftJson(entries, { pretty: false, escapeSlashes: modes.generation === "1.0" }) + "\n", exitCode: 0 };
   return { stdout: entries.map((entry) => `${entry.appName} ${entry.version} (${entry.buildType}, ${entry.commit})`).join("\n") + "\n", exitCode: 0 };
 }
 
