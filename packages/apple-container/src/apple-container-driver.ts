@@ -1,5 +1,6 @@
 import { SandboxNotFoundError, type SbxError } from "@sbx/core";
 import {
+  commandExitOutcome,
   KILL_TREE_SCRIPT,
   newCommandTag,
   type DriverAudit,
@@ -136,10 +137,16 @@ export class AppleContainerDriver implements SandboxDriverV1 {
         if (this.destroyed || killed) return { exitCode: KILLED_EXIT_CODE };
         const state = await this.probe();
         if (state === "gone") throw this.lost(stderrTail.trim().split("\n").at(-1) ?? "");
-        if (/XPC connection error/.test(stderrTail) && code === 1)
-          throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
+        if (/XPC connection error/.test(stderrTail) && code === 1) throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
       }
-      return { exitCode: code };
+      // A SIGKILL sbx did not send may be the VM ending under the command (deleted, or its lifetime's init exited): core's
+      // one exit rule asks probe() and rejects with the loss. The VM's OOM counter is not readable from here (null).
+      return commandExitOutcome({
+        exitCode: code,
+        killRequested: () => killed || this.destroyed !== undefined,
+        outOfMemoryCounterGrew: () => Promise.resolve(null),
+        lostError: async () => ((await this.probe()) === "gone" ? this.lost("the command was killed as its VM ended") : undefined),
+      });
     })();
     let killing: Promise<void> | undefined;
     return {

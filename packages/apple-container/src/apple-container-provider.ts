@@ -104,15 +104,6 @@ export function createSandboxProvider(settings?: AppleContainerSettings | Record
             { operation: "create a sandbox" },
           );
         const audit = auditFromInspect({ record, plan, create: options, version });
-        if (!options.mounts.some((mount) => mount.sandboxPath === APPLE_CONTAINER_WORKSPACE)) {
-          // The workspace belongs to the sandbox user (run -w made it as root); a mount there keeps its host owner.
-          const owned = await runCli(cli, ["exec", "--user", "0:0", id, "chown", plan.commandUser, APPLE_CONTAINER_WORKSPACE], {
-            timeoutMs: resolved.requestTimeoutMs,
-            signal,
-          });
-          if (owned.exitCode !== 0)
-            throw mapAppleContainerError(owned, { operation: "create a sandbox", sandboxId: id, timeoutMs: resolved.requestTimeoutMs });
-        }
         const lifetime = setTimeout(() => void driver.destroy().catch(() => {}), Math.max(0, plan.expiresAt - Date.now()));
         lifetime.unref();
         const driver = new AppleContainerDriver(id, {

@@ -90,8 +90,9 @@ function metadataLabels(metadata: Readonly<Record<string, string>>): string[] {
 /**
  * Plans `container run` for a sandbox (pure: no CLI call). Egress deny is `--network none --no-dns` (no NIC in the
  * VM); allow is the default NAT network. Limits are whole CPUs and at least 200 MiB; `pids` is refused. Mounts are
- * virtiofs shares (`--mount type=bind`), read-only with `readonly`. The init process is `sleep <lifetime>` as root:
- * when it exits the VM stops and `--rm` deletes it, and the sandbox user cannot signal it.
+ * virtiofs shares (`--mount type=bind`), read-only with `readonly`. The init process (root) gives the workspace to the
+ * sandbox user, then is `sleep <lifetime>`: when it exits the VM stops and `--rm` deletes it, and the sandbox user cannot
+ * signal it.
  */
 export function planContainerRun(options: {
   readonly id: string;
@@ -110,6 +111,9 @@ export function planContainerRun(options: {
   const lifetimeSeconds = Math.ceil(create.timeoutMs / 1000);
   const expiresAt = options.now + lifetimeSeconds * 1000;
   const deny = create.network.egress === "deny";
+  const commandUser = create.user === "root" ? "0:0" : options.defaultUser;
+  // A mount at the workspace keeps its host owner: never chown a host directory.
+  const ownWorkspace = !create.mounts.some((mount) => mount.sandboxPath === APPLE_CONTAINER_WORKSPACE);
   const args = [
     "run",
     "--detach",
@@ -138,15 +142,21 @@ export function planContainerRun(options: {
     "--workdir",
     APPLE_CONTAINER_WORKSPACE,
     "--entrypoint",
-    "sleep",
+    "sh",
     options.image,
+    "-c",
+    // The workspace (made by --workdir as root) becomes the sandbox user's, then init is the lifetime's sleep.
+    ownWorkspace ? 'chown "$1" "$2"; exec sleep "$3"' : 'exec sleep "$3"',
+    "sbx-init",
+    commandUser,
+    APPLE_CONTAINER_WORKSPACE,
     String(lifetimeSeconds),
   ];
   return {
     arguments: args,
     lifetimeSeconds,
     expiresAt,
-    commandUser: create.user === "root" ? "0:0" : options.defaultUser,
+    commandUser,
     requestedLimits: limits.requested,
     network: {
       requested: { egress: create.network.egress },
