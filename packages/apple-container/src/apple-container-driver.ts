@@ -49,6 +49,8 @@ export class AppleContainerDriver implements SandboxDriverV1 {
   /** Core runs the sbx sandbox agent through `spawn` (commands keep using `spawn`). */
   readonly codeAgent: DriverCodeAgent = {};
   private destroyed: Promise<void> | undefined;
+  /** True once the lifetime ended the VM (not a kill sbx was asked for): a command running then is lost, not a result. */
+  private expired = false;
 
   constructor(
     readonly id: string,
@@ -134,6 +136,7 @@ export class AppleContainerDriver implements SandboxDriverV1 {
       if (code !== 0 && CLI_ERROR_LINE.test(stderrTail)) {
         // The CLI's own error (the container vanished, or the service went away), or the command printing such a line:
         // the container's state decides, never the text alone.
+        if (this.expired) throw this.lost("its lifetime ended");
         if (this.destroyed || killed) return { exitCode: KILLED_EXIT_CODE };
         const state = await this.probe();
         if (state === "gone") throw this.lost(stderrTail.trim().split("\n").at(-1) ?? "");
@@ -141,6 +144,7 @@ export class AppleContainerDriver implements SandboxDriverV1 {
       }
       // A SIGKILL sbx did not send may be the VM ending under the command (deleted, or its lifetime's init exited): core's
       // one exit rule asks probe() and rejects with the loss. The VM's OOM counter is not readable from here (null).
+      if (this.expired && code !== 0) throw this.lost("its lifetime ended");
       return commandExitOutcome({
         exitCode: code,
         killRequested: () => killed || this.destroyed !== undefined,
@@ -190,6 +194,12 @@ export class AppleContainerDriver implements SandboxDriverV1 {
     if (result.exitCode === 0) return;
     if (result.exitCode === 1 && /not found|is not running/.test(result.stderr) && (await this.probe()) === "gone") return;
     await this.destroy();
+  }
+
+  /** Ends the VM at the end of its lifetime (the host's timer): commands running then fail with `SandboxNotFoundError`. */
+  async expire(): Promise<void> {
+    if (!this.destroyed) this.expired = true;
+    return this.destroy();
   }
 
   async destroy(): Promise<void> {

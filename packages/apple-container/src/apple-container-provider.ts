@@ -104,7 +104,7 @@ export function createSandboxProvider(settings?: AppleContainerSettings | Record
             { operation: "create a sandbox" },
           );
         const audit = auditFromInspect({ record, plan, create: options, version });
-        const lifetime = setTimeout(() => void driver.destroy().catch(() => {}), Math.max(0, plan.expiresAt - Date.now()));
+        const lifetime = setTimeout(() => void driver.expire().catch(() => {}), Math.max(0, plan.expiresAt - Date.now()));
         lifetime.unref();
         const driver = new AppleContainerDriver(id, {
           cli,
