@@ -107,7 +107,7 @@ function dispatchCommand(dispatch: number): string {
   ].join("\n");
 }
 
-function confirmationTests(backend: string, provider: () => SandboxProviderV1, unavailable: () => Promise<unknown>[]): void {
+function confirmationTests(backend: string, provider: () => SandboxProviderV1, unavailable: Array<() => Promise<unknown>>): void {
   describe(`confirmation list: ${backend}`, () => {
     it("each dispatch: a fresh sandbox with the worktree mounted, output streamed, a credential revoked on teardown", async (context) => {
       requireDocker(context, backend);
@@ -144,8 +144,8 @@ function confirmationTests(backend: string, provider: () => SandboxProviderV1, u
     });
 
     it("with no runtime, a clear error saying what to do", async () => {
-      for (const attempt of unavailable()) {
-        const error = await attempt.then(
+      for (const attempt of unavailable) {
+        const error = await attempt().then(
           () => undefined,
           (caught: unknown) => caught,
         );
@@ -160,28 +160,26 @@ const standinSettings = { image: PLAIN_DOCKER_IMAGE, binary: CONTAINER_STANDIN_B
 confirmationTests(
   "apple-container",
   () => createAppleContainerProvider({ ...standinSettings, environment: { CONTAINER_STANDIN_NAMESPACE: namespace } }),
-  () => [
+  [
     // No container CLI installed.
-    createSandbox(createAppleContainerProvider({ ...standinSettings, binary: "/nonexistent/container" })),
+    () => createSandbox(createAppleContainerProvider({ ...standinSettings, binary: "/nonexistent/container" })),
     // The CLI is there, its service is not running (the stand-in's switch): the remedy names `container system start`.
-    createSandbox(createAppleContainerProvider({ ...standinSettings, environment: { CONTAINER_STANDIN_SERVICE: "not-running" } })).catch(
-      (error: unknown) => {
-        expect((error as { remedy?: string }).remedy).toContain("container system start");
-        throw error;
-      },
-    ),
+    () =>
+      createSandbox(createAppleContainerProvider({ ...standinSettings, environment: { CONTAINER_STANDIN_SERVICE: "not-running" } })).catch(
+        (error: unknown) => {
+          expect((error as { remedy?: string }).remedy).toContain("container system start");
+          throw error;
+        },
+      ),
     // Not a Mac with Apple silicon and macOS 26 (this Linux machine): the real platform check.
     ...(process.platform === "darwin"
       ? []
-      : [createSandbox(createAppleContainerProvider({ image: PLAIN_DOCKER_IMAGE, binary: CONTAINER_STANDIN_BINARY }))]),
+      : [() => createSandbox(createAppleContainerProvider({ image: PLAIN_DOCKER_IMAGE, binary: CONTAINER_STANDIN_BINARY }))]),
   ],
 );
-confirmationTests(
-  "docker",
-  () => createDockerProvider({ image: PLAIN_DOCKER_IMAGE }),
-  () => [
+confirmationTests("docker", () => createDockerProvider({ image: PLAIN_DOCKER_IMAGE }), [
+  () =>
     createSandbox(
       createDockerProvider({ image: PLAIN_DOCKER_IMAGE, socketPath: join(tmpdir(), `no-docker-${randomBytes(4).toString("hex")}.sock`) }),
     ),
-  ],
-);
+]);
