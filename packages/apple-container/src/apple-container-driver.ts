@@ -140,7 +140,8 @@ export class AppleContainerDriver implements SandboxDriverV1 {
         if (this.destroyed || killed) return { exitCode: KILLED_EXIT_CODE };
         const state = await this.probe();
         if (state === "gone") throw this.lost(stderrTail.trim().split("\n").at(-1) ?? "");
-        if (/XPC connection error/.test(stderrTail) && code === 1) throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
+        if (/XPC connection error/.test(stderrTail) && code === 1)
+          throw this.failure({ exitCode: 1, stdout: "", stderr: stderrTail, stopped: false }, "run a command");
       }
       // A SIGKILL sbx did not send may be the VM ending under the command (deleted, or its lifetime's init exited): core's
       // one exit rule asks probe() and rejects with the loss. The VM's OOM counter is not readable from here (null).

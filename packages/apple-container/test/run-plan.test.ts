@@ -13,7 +13,17 @@ describe("planContainerRun", () => {
   it("denies egress with --network none --no-dns, runs init as root with the lifetime, labels the container", () => {
     const { plan: planned } = plan({ timeoutMs: 90_500 });
     expect(planned.arguments).toEqual(expect.arrayContaining(["--network", "none", "--no-dns", "--rm", "--user", "0:0"]));
-    expect(planned.arguments.slice(-9)).toEqual(["--entrypoint", "sh", "python:3.12-slim", "-c", 'chown "$1" "$2"; exec sleep "$3"', "sbx-init", "10001:10001", "/workspace", "91"]);
+    expect(planned.arguments.slice(-9)).toEqual([
+      "--entrypoint",
+      "sh",
+      "python:3.12-slim",
+      "-c",
+      'chown "$1" "$2"; exec sleep "$3"',
+      "sbx-init",
+      "10001:10001",
+      "/workspace",
+      "91",
+    ]);
     // A mount at the workspace keeps its host owner: no chown.
     expect(plan({ mounts: [{ hostPath: "/wt", sandboxPath: "/workspace" }] }).plan.arguments).toContain('exec sleep "$3"');
     expect(planned.arguments).toEqual(expect.arrayContaining(["dev.sbx.managed=true", "dev.sbx.owner.pid=42", "dev.sbx.expires-at=91000"]));

@@ -19,7 +19,9 @@ let engineProblem: string | undefined;
 
 async function run(name: string, labels: Record<string, string>): Promise<void> {
   const flags = Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
-  await execute(CONTAINER_STANDIN_BINARY, ["run", "--detach", "--rm", "--name", name, "--network", "none", ...flags, image, "sleep", "300"], { env: environment });
+  await execute(CONTAINER_STANDIN_BINARY, ["run", "--detach", "--rm", "--name", name, "--network", "none", ...flags, image, "sleep", "300"], {
+    env: environment,
+  });
 }
 
 async function ids(): Promise<string[]> {
