@@ -16,8 +16,6 @@ function ok(stdout: string): CommandOutput {
 export async function createContainer(args: readonly string[], command: "run" | "create", modes: StandinModes): Promise<CommandOutput> {
   const plan = planCreate(args, command, modes, process.cwd());
   if (command === "run" && !plan.detach) throw new CliFailure("Error: the stand-in runs containers detached only (pass -d)", 1);
-  const existing = await inspectContainers(modes, [dockerNameOf(plan.id)]);
-  if (existing.length > 0) throw new CliFailure(`Error: container with id ${plan.id} already exists`, 1);
   const labels = [
     `--label=${LABEL_NAMESPACE}=${modes.namespace}`,
     `--label=${LABEL_ID}=${plan.id}`,
@@ -32,6 +30,8 @@ export async function createContainer(args: readonly string[], command: "run" | 
     ...plan.dockerArguments,
   ]);
   if (result.exitCode !== 0) {
+    // The name is taken (docker's "Conflict"): the existing container is left alone.
+    if (/is already in use by container|Conflict/.test(result.stderr)) throw new CliFailure(`Error: container with id ${plan.id} already exists`, 1);
     // run deletes the half-created container in its catch.
     await docker(modes, ["rm", "-f", dockerNameOf(plan.id)]);
     if (/No such image|pull access denied|not found: manifest unknown/i.test(result.stderr))
@@ -143,9 +143,22 @@ export async function deleteContainers(args: readonly string[], modes: StandinMo
   );
   const force = hasFlag(parsed, "--force");
   const ids = await targets(parsed, hasFlag(parsed, "--all"), "delete", modes);
-  const found = new Map((await inspectContainers(modes, ids.map(dockerNameOf))).map((container) => [container.id, container]));
   const deleted: string[] = [];
   const errors: string[] = [];
+  if (force && !hasFlag(parsed, "--all")) {
+    // One docker call: a forced delete needs no state first (a missing container is docker's "No such container").
+    await Promise.all(
+      ids.map(async (id) => {
+        const result = await docker(modes, ["rm", "-f", dockerNameOf(id)]);
+        if (result.exitCode === 0 && !/No such container/i.test(result.stderr)) return void deleted.push(id);
+        if (/No such container/i.test(result.stderr) || result.exitCode === 0)
+          return void errors.push(`internalError: "failed to delete container" (cause: "notFound: "container with ID ${id} not found"")`);
+        errors.push(`internalError: "${result.stderr.trim()}"`);
+      }),
+    );
+    return finish(deleted, errors, "delete");
+  }
+  const found = new Map((await inspectContainers(modes, ids.map(dockerNameOf))).map((container) => [container.id, container]));
   await Promise.all(
     ids.map(async (id) => {
       const container = found.get(id);

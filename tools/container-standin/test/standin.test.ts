@@ -69,6 +69,8 @@ describe("container stand-in: on the engine", () => {
     const id = `t-${randomBytes(4).toString("hex")}`;
     const started = await container(["run", "-d", "--name", id, "--network", "none", "--memory", "256M", "--cpus", "1", image, "sleep", "120"]);
     expect([started.code, started.stdout]).toEqual([0, `${id}\n`]);
+    const again = await container(["run", "-d", "--name", id, "--network", "none", image, "sleep", "120"]);
+    expect([again.code, again.stderr]).toEqual([1, `Error: container with id ${id} already exists\n`]);
     const listed = JSON.parse((await container(["ls", "--format", "json"])).stdout) as Array<{ id: string; configuration: { resources: { cpus: number; memoryInBytes: number } } }>;
     expect(listed.find((entry) => entry.id === id)?.configuration.resources).toMatchObject({ cpus: 1, memoryInBytes: 256 * 1024 * 1024 });
     const ran = await container(["exec", id, "sh", "-c", "echo out; echo err >&2; exit 3"]);
