@@ -22,10 +22,15 @@ interface Outcome {
 
 function container(args: string[], environment: Record<string, string> = {}): Promise<Outcome> {
   return new Promise((resolve) => {
-    execFile(CONTAINER_STANDIN_BINARY, args, { env: { ...process.env, CONTAINER_STANDIN_NAMESPACE: namespace, ...environment } }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      CONTAINER_STANDIN_BINARY,
+      args,
+      { env: { ...process.env, CONTAINER_STANDIN_NAMESPACE: namespace, ...environment } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === "number" ? (error as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -44,7 +49,10 @@ describe("container stand-in: no engine needed", () => {
     const flat = await container(["system", "status", "--format", "json"], { CONTAINER_STANDIN_SERVICE: "not-running" });
     expect(flat.code).toBe(1);
     expect(JSON.parse(flat.stdout)).toMatchObject({ status: "not running", apiServerVersion: "" });
-    const nested = await container(["system", "status", "--format", "json"], { CONTAINER_STANDIN_VERSION: "1.4.1", CONTAINER_STANDIN_SERVICE: "unregistered" });
+    const nested = await container(["system", "status", "--format", "json"], {
+      CONTAINER_STANDIN_VERSION: "1.4.1",
+      CONTAINER_STANDIN_SERVICE: "unregistered",
+    });
     expect([nested.code, nested.stdout]).toEqual([1, '{"status":"unregistered"}\n']);
     const down = await container(["ls"], { CONTAINER_STANDIN_SERVICE: "not-running" });
     expect(down.code).toBe(1);
@@ -57,7 +65,9 @@ describe("container stand-in: no engine needed", () => {
     const memory = await container(["run", "-d", "--memory", "100M", image, "sleep", "1"]);
     expect([memory.code, memory.stderr]).toEqual([1, 'Error: invalidArgument: "minimum memory amount allowed is 200 MiB (got 104857600 bytes)"\n']);
     expect((await container(["run", "-d", "-l", "a=b=c", image])).stderr).toContain("invalid label format");
-    expect((await container(["run", "-d", "--network", "none", "--network", "default", image])).stderr).toContain("no other networks may be created along with network none");
+    expect((await container(["run", "-d", "--network", "none", "--network", "default", image])).stderr).toContain(
+      "no other networks may be created along with network none",
+    );
     expect((await container(["run", "-d", "--name", "_bad", image])).stderr).toBe("Error: container ID _bad is not a valid container ID\n");
     expect((await container(["images"])).code).toBe(64);
   });
@@ -71,7 +81,10 @@ describe("container stand-in: on the engine", () => {
     expect([started.code, started.stdout]).toEqual([0, `${id}\n`]);
     const again = await container(["run", "-d", "--name", id, "--network", "none", image, "sleep", "120"]);
     expect([again.code, again.stderr]).toEqual([1, `Error: container with id ${id} already exists\n`]);
-    const listed = JSON.parse((await container(["ls", "--format", "json"])).stdout) as Array<{ id: string; configuration: { resources: { cpus: number; memoryInBytes: number } } }>;
+    const listed = JSON.parse((await container(["ls", "--format", "json"])).stdout) as Array<{
+      id: string;
+      configuration: { resources: { cpus: number; memoryInBytes: number } };
+    }>;
     expect(listed.find((entry) => entry.id === id)?.configuration.resources).toMatchObject({ cpus: 1, memoryInBytes: 256 * 1024 * 1024 });
     const ran = await container(["exec", id, "sh", "-c", "echo out; echo err >&2; exit 3"]);
     expect(ran).toEqual({ code: 3, stdout: "out\n", stderr: "err\n" });
@@ -100,7 +113,9 @@ describe("container stand-in: on the engine", () => {
     if (engineProblem) return context.skip(engineProblem);
     const id = `s-${randomBytes(4).toString("hex")}`;
     await container(["run", "-d", "--rm", "--name", id, "--network", "none", image, "sleep", "120"]);
-    const child = spawn(CONTAINER_STANDIN_BINARY, ["exec", id, "sh", "-c", "echo started; sleep 60"], { env: { ...process.env, CONTAINER_STANDIN_NAMESPACE: namespace } });
+    const child = spawn(CONTAINER_STANDIN_BINARY, ["exec", id, "sh", "-c", "echo started; sleep 60"], {
+      env: { ...process.env, CONTAINER_STANDIN_NAMESPACE: namespace },
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
@@ -111,7 +126,9 @@ describe("container stand-in: on the engine", () => {
     }
     expect(await exited).toBe(1);
     expect(stderr).toContain('failed to send signal: ["error": invalidArgument: "missing signal in xpc message", "signal": 15]');
-    expect((await container(["exec", id, "sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'slee[p] 60' || true"])).stdout.trim()).not.toBe("0");
+    expect(
+      (await container(["exec", id, "sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'slee[p] 60' || true"])).stdout.trim(),
+    ).not.toBe("0");
     const folder = await mkdtemp(join(tmpdir(), "standin-cp-"));
     try {
       await writeFile(join(folder, "file.txt"), "copied");
