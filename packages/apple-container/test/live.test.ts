@@ -28,7 +28,7 @@ function liveSkipReason(): string | undefined {
 }
 
 const skipReason = liveSkipReason();
-if (skipReason) console.warn(`[@sbx/apple-container] SKIPPING live tests against Apple's container: ${skipReason}.`);
+if (skipReason) console.warn(`[@sbx/apple-container] SKIPPING live tests against Apple's container: ${skipReason.replace(/\.$/, "")}.`);
 const image = process.env.SBX_APPLE_CONTAINER_IMAGE ?? "docker.io/library/python:3.12-slim";
 
 describe.skipIf(skipReason !== undefined)(
