@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 const adapters = {
   fake: () => import("@sbx/fake"),
   docker: () => import("@sbx/docker"),
+  "apple-container": () => import("@sbx/apple-container"),
   e2b: () => import("@sbx/e2b"),
   modal: () => import("@sbx/modal"),
   k8s: () => import("@sbx/kubernetes"),

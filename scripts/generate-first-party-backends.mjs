@@ -2,7 +2,7 @@
 /**
  * Writes packages/core/src/backends/first-party-backends.ts: core's table of the first-party backends (name, package,
  * isolating, capability manifest), read from each adapter's own provider (`createSandboxProvider()` of the built
- * @sbx/docker, @sbx/e2b, @sbx/modal, @sbx/kubernetes and @sbx/fake), so every manifest is written once, where its adapter is (ADR 0040).
+ * @sbx/docker, @sbx/apple-container, @sbx/e2b, @sbx/modal, @sbx/kubernetes and @sbx/fake), so every manifest is written once, where its adapter is (ADR 0040).
  * Core cannot import the adapters (they depend on core); it needs the table so `supportedBy` can name a backend that is
  * not installed. `contract-tests/manifests.test.ts` fails when the table and an adapter differ: rerun
  * `pnpm exec turbo run build --filter=@sbx/docker... && node scripts/generate-first-party-backends.mjs` (with `--check`
@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const ADAPTERS = ["@sbx/docker", "@sbx/e2b", "@sbx/modal", "@sbx/kubernetes", "@sbx/fake"];
+const ADAPTERS = ["@sbx/docker", "@sbx/apple-container", "@sbx/e2b", "@sbx/modal", "@sbx/kubernetes", "@sbx/fake"];
 const target = fileURLToPath(new URL("../packages/core/src/backends/first-party-backends.ts", import.meta.url));
 
 const entries = [];

@@ -1,4 +1,5 @@
 import { autoBackendOrder, detectBackends, parseTarget, registerProvider, type CreateSandboxOptions } from "@sbx/core";
+import { createSandboxProvider as createAppleContainerProvider } from "@sbx/apple-container";
 import { createSandboxProvider as createDockerProvider } from "@sbx/docker";
 import { createSandboxProvider as createFakeProvider } from "@sbx/fake";
 import { BackendUnavailableError } from "@sbx/core";
@@ -6,7 +7,7 @@ import { BackendUnavailableError } from "@sbx/core";
 let registered = false;
 
 /**
- * Registers the adapters the CLI ships with, so `docker://` and `fake://` resolve wherever `sbx` is run from
+ * Registers the adapters the CLI ships with, so `docker://`, `apple-container://` and `fake://` resolve wherever `sbx` is run from
  * (core otherwise imports `@sbx/<scheme>` next to itself or the working directory). Other schemes (e2b, third
  * party) still load the ordinary way.
  */
@@ -14,6 +15,7 @@ export function registerBundledAdapters(): void {
   if (registered) return;
   registered = true;
   registerProvider("docker", (settings) => createDockerProvider(settings));
+  registerProvider("apple-container", (settings) => createAppleContainerProvider(settings));
   registerProvider("fake", (settings) => createFakeProvider(settings));
 }
 

@@ -52,8 +52,8 @@ describe("detectBackends", () => {
 });
 
 describe('createSandbox("auto")', () => {
-  it("tries docker, then e2b, then modal", () => {
-    expect(AUTO_PREFERENCE_ORDER).toEqual(["docker", "e2b", "modal"]);
+  it("tries docker, then apple-container, then e2b, then modal", () => {
+    expect(AUTO_PREFERENCE_ORDER).toEqual(["docker", "apple-container", "e2b", "modal"]);
   });
 
   it("with no usable isolating backend and allowFake false → BackendUnavailableError that mentions allowFake and each backend's remedy", async () => {

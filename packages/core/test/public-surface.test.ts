@@ -100,9 +100,9 @@ describe("arguments refused by name", () => {
 
 describe('"auto" and the user preference', () => {
   it("considers a registered third-party isolating backend after the first-party ones", async () => {
-    for (const backend of ["docker", "e2b", "modal"]) registerProvider(backend, () => isolatingProvider(backend, false));
+    for (const backend of ["docker", "apple-container", "e2b", "modal"]) registerProvider(backend, () => isolatingProvider(backend, false));
     registerProvider("bubblewrap", () => isolatingProvider("bubblewrap"));
-    expect(autoBackendOrder()).toEqual(["docker", "e2b", "modal", "bubblewrap"]);
+    expect(autoBackendOrder()).toEqual(["docker", "apple-container", "e2b", "modal", "bubblewrap"]);
     const sandbox = await createSandbox("auto");
     expect(sandbox.backend).toBe("bubblewrap");
     await sandbox.kill();

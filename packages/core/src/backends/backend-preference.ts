@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from "../errors/index.js";
 
 /** Order in which `"auto"` tries isolating backends when the user states no preference. */
-export const AUTO_PREFERENCE_ORDER: readonly string[] = ["docker", "e2b", "modal"];
+export const AUTO_PREFERENCE_ORDER: readonly string[] = ["docker", "apple-container", "e2b", "modal"];
 
 /** The environment variable that states which backends `"auto"` may use, in order: `SBX_BACKENDS=docker,e2b`. */
 export const BACKENDS_ENVIRONMENT_VARIABLE = "SBX_BACKENDS";

@@ -24,6 +24,22 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
     },
   },
   {
+    backend: "apple-container",
+    packageName: "@sbx/apple-container",
+    isolating: true,
+    capabilities: {
+      STATEFUL_CODE: true,
+      RICH_RESULTS: true,
+      EGRESS_ALLOWLIST: false,
+      BACKGROUND_COMMANDS: true,
+      STDIN: true,
+      HOST_MOUNTS: true,
+      RECONNECT: false,
+      RESOURCE_LIMITS: true,
+      languages: ["python"],
+    },
+  },
+  {
     backend: "e2b",
     packageName: "@sbx/e2b",
     isolating: true,

@@ -1,0 +1,22 @@
+import { defineCapabilities } from "@sbx/core/adapter";
+
+/**
+ * What the Apple `container` adapter declares. The one manifest of this backend: core's table of first-party backends
+ * is generated from it (scripts/generate-first-party-backends.mjs, ADR 0040).
+ * - STATEFUL_CODE, RICH_RESULTS: the sbx sandbox agent, which core runs through `container exec` (`codeAgent`).
+ * - BACKGROUND_COMMANDS, STDIN: one `container exec -i` per command; a verified kill by audit tag, else the VM stops.
+ * - HOST_MOUNTS: virtiofs shares (`--mount type=bind`), read-only enforced by the hypervisor.
+ * - RESOURCE_LIMITS: memory (at least 200 MiB) and whole CPUs; a pids limit is refused (the CLI has none).
+ * - EGRESS_ALLOWLIST off: the CLI has only `--network none` (no NIC) and NAT; no transport for sbx's proxy is verified.
+ * - RECONNECT off: not implemented yet.
+ * - languages: python (the agent needs python3 in the image).
+ */
+export const APPLE_CONTAINER_CAPABILITIES = defineCapabilities({
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  BACKGROUND_COMMANDS: true,
+  STDIN: true,
+  HOST_MOUNTS: true,
+  RESOURCE_LIMITS: true,
+  languages: ["python"],
+});

@@ -1,0 +1,46 @@
+import { randomBytes } from "node:crypto";
+import { COMMAND_WRAPPER, shellQuote } from "@sbx/core/adapter";
+
+/**
+ * The only script on the `container exec` command line: it reads a shell script from stdin up to a line equal to
+ * `$1` (a random end marker) and runs it; the rest of stdin is the command's. So the command, its environment and its
+ * secrets never appear in the host's process list, and no `exec -e` is used (the CLI appends `-e` keys to the init
+ * environment without removing the old entry, so a non-shell program would see the old value). `read` takes one
+ * byte at a time from a pipe, so it never consumes the command's own input.
+ */
+export const STDIN_SCRIPT_READER = ['s=; while IFS= read -r l; do [ "$l" = "$1" ] && break; s="$s$l', '"; done; eval "$s"'].join("\n");
+
+/** A script for `STDIN_SCRIPT_READER` and its end marker. */
+export interface StdinScript {
+  readonly marker: string;
+  readonly text: string;
+}
+
+/**
+ * The header sent on stdin before the command's own input: `exec env -i <the whole environment> sh -c
+ * <COMMAND_WRAPPER> …`, which tags the command with `tag` (an audit tag the root kill helper finds; empty for none),
+ * enters `cwd` (exit 126 when missing) and exits with the command's status.
+ */
+export function commandScript(options: {
+  command: string;
+  cwd: string;
+  env: Readonly<Record<string, string>>;
+  tag: string;
+  commandId: string;
+}): StdinScript {
+  const assignments = Object.entries(options.env).map(([key, value]) => shellQuote(`${key}=${value}`));
+  const line = [
+    "exec env -i",
+    ...assignments,
+    "sh -c",
+    shellQuote(COMMAND_WRAPPER),
+    "sbx",
+    shellQuote(options.command),
+    shellQuote(options.commandId),
+    shellQuote(options.cwd),
+    shellQuote(options.tag),
+  ].join(" ");
+  let marker = `#sbx-end-${randomBytes(12).toString("hex")}`;
+  while (line.split("\n").includes(marker)) marker = `#sbx-end-${randomBytes(12).toString("hex")}`;
+  return { marker, text: `${line}\n${marker}\n` };
+}
