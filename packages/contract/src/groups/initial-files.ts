@@ -1,4 +1,4 @@
-import { createSandbox, MAX_INITIAL_FILES, MAX_INITIAL_FILES_BYTES, type CreateSandboxOptions } from "@sbx/core";
+import { createSandbox, MAX_INITIAL_FILES, MAX_INITIAL_FILES_BYTES, type CreateSandboxOptions, type SbxErrorCode } from "@sbx/core";
 import { expect } from "vitest";
 import {
   countingProvider,
@@ -61,7 +61,18 @@ export function registerInitialFilesTests(harness: ContractHarness): void {
       // Refused once the sandbox exists: a path out of the workspace, and a write the backend itself refuses (a file
       // stands where a folder is needed). Each sandbox is destroyed before the rejection.
       await expectPathError(() => create({ files: [{ path: "kept.txt", content: "x" }, { path: "../outside.txt", content: "x" }] }), "escapes-workspace");
-      await expectPathError(() => create({ files: [{ path: "plain", content: "a file" }, { path: "plain/inner.txt", content: "x" }] }), "not-a-directory");
+      // The backend's own refusal is the one `files.write` gives on a live sandbox (core's helper: PathError
+      // not-a-directory); the create rejects with that very code.
+      const expected = await (async () => {
+        await using live = await harness.createSandbox();
+        await live.files.write("plain", "a file");
+        return live.files.write("plain/inner.txt", "x").then(
+          () => "no error",
+          (error: unknown) => String((error as { code?: unknown }).code),
+        );
+      })();
+      expect(expected, "files.write under a file on a live sandbox").toMatch(/^SBX_/);
+      await expectSbxError(() => create({ files: [{ path: "plain", content: "a file" }, { path: "plain/inner.txt", content: "x" }] }), expected as SbxErrorCode);
       expect(counting.creates(), "backend creates made by the two createSandbox calls refused after creation").toBe(2);
       for (const id of counting.createdIds())
         expect(await sandboxExists(id), `sandbox ${id} of a createSandbox call refused for its files still exists`).toBe(false);
