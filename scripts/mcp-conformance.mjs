@@ -64,7 +64,7 @@ const server = await serveHttp({ target: "fake://", maxSessions: 64 });
 const keptOutput = process.env.SBX_CONFORMANCE_OUTPUT;
 const outputDirectory = keptOutput ?? (await mkdtemp(join(tmpdir(), "sbx-mcp-conformance-")));
 const started = Date.now();
-let exitCode = 1;
+let exitCode;
 try {
   exitCode = await runChecker(node, server.url.href, outputDirectory);
 } finally {

@@ -94,7 +94,12 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
       );
       expect(made.exitCode).toBe(0);
       const follow = { followSymlinks: true };
-      expect(await sandbox.files.stat("file-link", follow)).toMatchObject({ name: "file-link", path: `${sandbox.workspace}/file-link`, type: "file", size: 5 });
+      expect(await sandbox.files.stat("file-link", follow)).toMatchObject({
+        name: "file-link",
+        path: `${sandbox.workspace}/file-link`,
+        type: "file",
+        size: 5,
+      });
       expect((await sandbox.files.stat("file-link")).type, "stat without followSymlinks describes the link itself").toBe("symlink");
       expect((await sandbox.files.stat("file-link", { followSymlinks: false })).type).toBe("symlink");
       expect((await sandbox.files.stat("folder-link", follow)).type).toBe("directory");

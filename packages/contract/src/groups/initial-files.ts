@@ -53,14 +53,38 @@ export function registerInitialFilesTests(harness: ContractHarness): void {
       const counting = countingProvider(provider);
       const create = (extra: CreateSandboxOptions) => createSandbox(counting.provider, mergeCreateOptions(harness.options.createOptions, extra));
       // Bounds and shape: refused before any backend call.
-      await expectSbxError(() => create({ files: Array.from({ length: MAX_INITIAL_FILES + 1 }, (_, index) => ({ path: `f${index}`, content: "" })) }), "SBX_INVALID_ARGUMENT");
-      await expectSbxError(() => create({ files: [{ path: "big.bin", content: new Uint8Array(MAX_INITIAL_FILES_BYTES + 1) }] }), "SBX_INVALID_ARGUMENT");
-      await expectSbxError(() => create({ files: [{ path: "twice.txt", content: "a" }, { path: "twice.txt", content: "b" }] }), "SBX_INVALID_ARGUMENT");
+      await expectSbxError(
+        () => create({ files: Array.from({ length: MAX_INITIAL_FILES + 1 }, (_, index) => ({ path: `f${index}`, content: "" })) }),
+        "SBX_INVALID_ARGUMENT",
+      );
+      await expectSbxError(
+        () => create({ files: [{ path: "big.bin", content: new Uint8Array(MAX_INITIAL_FILES_BYTES + 1) }] }),
+        "SBX_INVALID_ARGUMENT",
+      );
+      await expectSbxError(
+        () =>
+          create({
+            files: [
+              { path: "twice.txt", content: "a" },
+              { path: "twice.txt", content: "b" },
+            ],
+          }),
+        "SBX_INVALID_ARGUMENT",
+      );
       await expectSbxError(() => create({ files: [{ path: "nul\0.txt", content: "a" }] }), "SBX_INVALID_ARGUMENT");
       expect(counting.creates(), "backend creates made by createSandbox calls refused for their files").toBe(0);
       // Refused once the sandbox exists: a path out of the workspace, and a write the backend itself refuses (a file
       // stands where a folder is needed). Each sandbox is destroyed before the rejection.
-      await expectPathError(() => create({ files: [{ path: "kept.txt", content: "x" }, { path: "../outside.txt", content: "x" }] }), "escapes-workspace");
+      await expectPathError(
+        () =>
+          create({
+            files: [
+              { path: "kept.txt", content: "x" },
+              { path: "../outside.txt", content: "x" },
+            ],
+          }),
+        "escapes-workspace",
+      );
       // The backend's own refusal is the one `files.write` gives on a live sandbox (core's helper: PathError
       // not-a-directory); the create rejects with that very code.
       const expected = await (async () => {
@@ -72,7 +96,16 @@ export function registerInitialFilesTests(harness: ContractHarness): void {
         );
       })();
       expect(expected, "files.write under a file on a live sandbox").toMatch(/^SBX_/);
-      await expectSbxError(() => create({ files: [{ path: "plain", content: "a file" }, { path: "plain/inner.txt", content: "x" }] }), expected as SbxErrorCode);
+      await expectSbxError(
+        () =>
+          create({
+            files: [
+              { path: "plain", content: "a file" },
+              { path: "plain/inner.txt", content: "x" },
+            ],
+          }),
+        expected as SbxErrorCode,
+      );
       expect(counting.creates(), "backend creates made by the two createSandbox calls refused after creation").toBe(2);
       for (const id of counting.createdIds())
         expect(await sandboxExists(id), `sandbox ${id} of a createSandbox call refused for its files still exists`).toBe(false);

@@ -79,7 +79,10 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
  * file helper over `spawn`, which follows the link confined to the workspace (ADR 0046). Calls without the option go
  * to the driver's own method unchanged.
  */
-function statFollowingLinks(ownStat: SandboxDriverV1["stat"], defaultStat: NonNullable<SandboxDriverV1["stat"]>): NonNullable<SandboxDriverV1["stat"]> {
+function statFollowingLinks(
+  ownStat: SandboxDriverV1["stat"],
+  defaultStat: NonNullable<SandboxDriverV1["stat"]>,
+): NonNullable<SandboxDriverV1["stat"]> {
   if (ownStat === undefined) return defaultStat;
   return async (path, options) => {
     const entry = await ownStat(path, options);
