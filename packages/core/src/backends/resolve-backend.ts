@@ -260,12 +260,12 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
   const sandbox =
     credentials.size > 0
       ? await createSandboxWithCredentials({
-      driver,
-      provider,
-      target: providerTarget,
-      options: resolved,
-      sources: credentials,
-      signal,
+          driver,
+          provider,
+          target: providerTarget,
+          options: resolved,
+          sources: credentials,
+          signal,
           createStartedAt,
           logger,
         })
@@ -292,7 +292,8 @@ export async function connectSandbox(target: string | SandboxProviderV1, sandbox
   if (files.length > 0)
     throw new InvalidArgumentError({
       field: "options.files",
-      message: "Invalid options.files: initial files are written by createSandbox() into the sandbox it creates; connectSandbox() attaches to a live sandbox as it is. Write them with sandbox.files.write.",
+      message:
+        "Invalid options.files: initial files are written by createSandbox() into the sandbox it creates; connectSandbox() attaches to a live sandbox as it is. Write them with sandbox.files.write.",
     });
   if (credentials.size > 0)
     throw new InvalidArgumentError({
