@@ -90,7 +90,8 @@ export function registerInitialFilesTests(harness: ContractHarness): void {
       const expected = await (async () => {
         await using live = await harness.createSandbox();
         await live.files.write("plain", "a file");
-        return live.files.write("plain/inner.txt", "x").then(
+        // Awaited here: the sandbox is disposed when this block ends, which must be after the write's answer.
+        return await live.files.write("plain/inner.txt", "x").then(
           () => "no error",
           (error: unknown) => String((error as { code?: unknown }).code),
         );
