@@ -32,7 +32,8 @@ function own<Name extends keyof SandboxDriverV1>(driver: SandboxDriverV1, name: 
  * Resolves, once when the sandbox is made, which method core calls for each operation (ADR 0037): the driver's own
  * where it has one; the file operations it leaves out from core's POSIX helper over its `spawn` (ADR 0020, ADR 0031);
  * `runCode` and `createCodeContext` from the sbx sandbox agent when the driver declares `codeAgent` and has no
- * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call.
+ * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call, except a driver's own `stat`
+ * (checked for `followSymlinks`, ADR 0046).
  */
 export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMethodOptions): ResolvedDriverMethods {
   const driverSpawn = own(driver, "spawn");
