@@ -202,7 +202,8 @@ export function createSandboxSession(sandbox: Sandbox, options: SandboxSessionOp
       sandbox.files.write(path, new Uint8Array(Buffer.from(content, nodeEncoding(encoding))), { signal: abortSignal }),
     stat: ({ path, abortSignal }) =>
       orNull(async (): Promise<SandboxFileStat> => {
-        const entry = await sandbox.files.stat(path, { signal: abortSignal });
+        // The AI SDK's type says symbolic links are followed: a link inside the workspace describes its target (ADR 0046).
+        const entry = await sandbox.files.stat(path, { signal: abortSignal, followSymlinks: true });
         return { type: entry.type === "file" || entry.type === "directory" ? entry.type : "other", size: entry.size };
       }),
     listDirectory: ({ path, abortSignal }) =>

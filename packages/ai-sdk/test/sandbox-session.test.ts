@@ -78,9 +78,15 @@ describe.each(BACKENDS)("Experimental_SandboxSession over an sbx sandbox, on $na
     expect(await restricted.stat({ path: "tree/a.txt" })).toEqual({ type: "file", size: 3 });
     expect((await restricted.stat({ path: "tree" }))?.type).toBe("directory");
     expect(await restricted.stat({ path: "tree/none" })).toBeNull();
+    // Symbolic links are followed, as the AI SDK's SandboxFileStat says: a link to a file is the file, to a folder the folder.
+    expect((await restricted.run({ command: "ln -s a.txt tree/link-to-file && ln -s sub tree/link-to-folder" })).exitCode).toBe(0);
+    expect(await restricted.stat({ path: "tree/link-to-file" })).toEqual({ type: "file", size: 3 });
+    expect((await restricted.stat({ path: "tree/link-to-folder" }))?.type).toBe("directory");
     const entries = (await restricted.listDirectory({ path: "tree" }))!.sort((left, right) => left.name.localeCompare(right.name));
     expect(entries).toEqual([
       { name: "a.txt", type: "file" },
+      { name: "link-to-file", type: "symlink" },
+      { name: "link-to-folder", type: "symlink" },
       { name: "sub", type: "directory" },
     ]);
     expect(await restricted.listDirectory({ path: "no-such-dir" })).toBeNull();

@@ -7,6 +7,7 @@ import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
 import { registerFilePolicyTests } from "./groups/file-policy.js";
 import { registerFileRaceTests } from "./groups/file-races.js";
+import { registerInitialFilesTests } from "./groups/initial-files.js";
 import { registerLifecycleTests } from "./groups/lifecycle.js";
 import { registerCapabilityManifestTests } from "./groups/manifest.js";
 import { registerNetworkTests } from "./groups/network.js";
@@ -42,6 +43,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("files", () => registerFilesTests(harness));
     describe("file policy", () => registerFilePolicyTests(harness));
     describe("file races and names", () => registerFileRaceTests(harness));
+    describe("initial files", () => registerInitialFilesTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

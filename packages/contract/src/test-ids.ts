@@ -20,10 +20,13 @@ export const CONTRACT_TEST_IDS = [
   "file-policy.read-special",
   "file-policy.list-sorted",
   "file-policy.remove-folder",
+  "file-policy.stat-follow",
   "file-races.hard-names",
   "file-races.non-utf8-names",
   "file-races.read-flip",
   "file-races.write-flip",
+  "initial-files.written-at-create",
+  "initial-files.refused",
   "policy.missing-cwd",
   "policy.default-environment",
 

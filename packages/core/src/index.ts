@@ -19,6 +19,7 @@ export {
   type CreateSandboxOptions,
   type CommandDefaults,
 } from "./v1/options.js";
+export { MAX_INITIAL_FILES, MAX_INITIAL_FILES_BYTES, initialFileSchema, type InitialFile } from "./v1/initial-files.js";
 export type * from "./v1/audit.js";
 export { auditRecordSchema } from "./v1/audit.js";
 export type * from "./v1/sandbox.js";

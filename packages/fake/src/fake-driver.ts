@@ -528,7 +528,10 @@ export class FakeDriver implements SandboxDriverV1 {
     if (existing?.isDirectory) throw translateFileError(new Error("EISDIR: is a directory"), path);
     const parent = target.slice(0, target.lastIndexOf("/")) || "/";
     await this.fs.mkdir(parent, { recursive: true }).catch((error) => {
-      throw translateFileError(error, parent);
+      // A file where a parent folder must be is not-a-directory, as core's file helper says on every other backend.
+      const translated = translateFileError(error, path);
+      if (translated instanceof PathError && translated.reason === "exists") throw translateFileError(new Error("ENOTDIR: not a directory"), path);
+      throw translated;
     });
     // A final symbolic link is replaced, never written through (ADR 0020).
     if (existing?.isSymbolicLink)
@@ -571,10 +574,40 @@ export class FakeDriver implements SandboxDriverV1 {
     return Promise.all(names.sort().map((name) => this.entry(`${target}/${name}`, path === "/" ? `/${name}` : `${path}/${name}`)));
   }
 
-  async stat(path: string): Promise<FileEntry> {
+  async stat(path: string, options: { followSymlinks?: boolean } = {}): Promise<FileEntry> {
     this.ensureAvailable();
-    this.record("file", "stat", { path });
-    return this.entry(await this.confined(path, false), path);
+    const followSymlinks = options.followSymlinks === true;
+    this.record("file", "stat", followSymlinks ? { path, followSymlinks } : { path });
+    const target = await this.confined(path, false);
+    if (!followSymlinks) return this.entry(target, path);
+    return this.entry(await this.linkDestination(target, path), path);
+  }
+
+  /**
+   * Where a final symbolic link at `target` leads, confined like `stat -L` on the other backends (ADR 0046): the
+   * path itself when it is no link, `PathError("escapes-workspace")` for a destination outside the workspace, and
+   * `FileNotFoundError` for a link to nothing inside it.
+   */
+  private async linkDestination(target: string, path: string): Promise<string> {
+    const link = await this.fs.lstat(target).catch((error) => {
+      throw translateFileError(error, path);
+    });
+    if (!link.isSymbolicLink) return target;
+    const escapes = new PathError({
+      path,
+      reason: "escapes-workspace",
+      backend: "fake",
+      message: `Refused path ${JSON.stringify(path)}: a symbolic link on it leads outside the workspace.`,
+    });
+    const destination = await this.fs.realpath(target).catch(() => undefined);
+    if (destination !== undefined) {
+      if (!this.inside(destination)) throw escapes;
+      return destination;
+    }
+    // A link to nothing: outside the workspace it is refused, inside it is a missing file.
+    const written = await this.fs.readlink(target).catch(() => "");
+    if (written.startsWith("/") && !this.inside(written.replace(/\/+$/, ""))) throw escapes;
+    throw new FileNotFoundError({ path, backend: "fake" });
   }
 
   async remove(path: string, options: { recursive: boolean }): Promise<void> {

@@ -112,7 +112,7 @@ export const fakeSettingsSchema = z
      * is left of the load. Default true; false loads it on the first `runCode` (saves CPU in runs that never use Python).
      */
     preloadPython: z.boolean().default(true),
-    /** Files every new sandbox starts with, by path (relative paths are inside the workspace). */
+    /** Files every new sandbox starts with, by path (relative paths are inside the workspace). Deprecated: see `FakeSettings.files`. */
     files: z.record(z.string().min(1), z.union([z.string(), z.instanceof(Uint8Array)])).default({}),
   })
   .strict();
@@ -135,7 +135,11 @@ export interface FakeSettings {
   handlers?: { commands?: CommandHandler[]; code?: CodeHandler[] };
   /** Absolute workspace path. Default `"/workspace"`. */
   workspace?: string;
-  /** Files every new sandbox starts with. Relative paths are inside the workspace. */
+  /**
+   * Files every new sandbox starts with. Relative paths are inside the workspace.
+   * @deprecated Use the portable create option `createSandbox(target, { files: [{ path, content }] })`, which works on
+   * every backend, is confined to the workspace and bounded (ADR 0046). Kept for compatibility; it behaves as before.
+   */
   files?: Record<string, string | Uint8Array>;
   /** Load Pyodide in the background when a sandbox is created (default true), so the first `runCode` is faster. */
   preloadPython?: boolean;

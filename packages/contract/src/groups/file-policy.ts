@@ -82,6 +82,38 @@ export function registerFilePolicyTests(harness: ContractHarness): void {
   );
 
   contractTest(
+    "file-policy.stat-follow",
+    "stat with followSymlinks describes what a link inside leads to; a link out is PathError escapes-workspace, a link to nothing SBX_FILE_NOT_FOUND",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      await sandbox.files.write("target.txt", "12345");
+      const outside = `/tmp/sbx-contract-stat-out-${Math.random().toString(36).slice(2)}`;
+      const made = await sandbox.commands.run(
+        `mkdir -p folder ${outside} && echo outside-secret > ${outside}/secret.txt && ln -s target.txt file-link && ln -s folder folder-link && ` +
+          `ln -s file-link chain && ln -s ${outside}/secret.txt out-link && ln -s ../.. up-link && ln -s missing.txt dangling && ln -s ${outside} out-folder`,
+      );
+      expect(made.exitCode).toBe(0);
+      const follow = { followSymlinks: true };
+      expect(await sandbox.files.stat("file-link", follow)).toMatchObject({
+        name: "file-link",
+        path: `${sandbox.workspace}/file-link`,
+        type: "file",
+        size: 5,
+      });
+      expect((await sandbox.files.stat("file-link")).type, "stat without followSymlinks describes the link itself").toBe("symlink");
+      expect((await sandbox.files.stat("file-link", { followSymlinks: false })).type).toBe("symlink");
+      expect((await sandbox.files.stat("folder-link", follow)).type).toBe("directory");
+      expect(await sandbox.files.stat("chain", follow)).toMatchObject({ type: "file", size: 5 });
+      expect((await sandbox.files.stat("target.txt", follow)).type, "a plain file is described as itself").toBe("file");
+      await expectPathError(() => sandbox.files.stat("out-link", follow), "escapes-workspace");
+      await expectPathError(() => sandbox.files.stat("out-folder", follow), "escapes-workspace");
+      await expectPathError(() => sandbox.files.stat("up-link", follow), "escapes-workspace");
+      await expectSbxError(() => sandbox.files.stat("dangling", follow), "SBX_FILE_NOT_FOUND");
+      await expectSbxError(() => sandbox.files.stat("file-link", { followSymlinks: "yes" as unknown as boolean }), "SBX_INVALID_ARGUMENT");
+    },
+  );
+
+  contractTest(
     "file-policy.read-special",
     "read of a directory is PathError is-a-directory; of a FIFO, PathError not-a-regular-file (without blocking)",
     async () => {

@@ -15,6 +15,8 @@ import type { BackendStatus, SandboxDriverV1, SandboxProviderV1 } from "../v1/pr
 import type { Sandbox } from "../v1/sandbox.js";
 import type { CredentialSource } from "../v1/credentials.js";
 import { createSandboxFromDriver } from "../sandbox/create-sandbox-from-driver.js";
+import { writeInitialFiles } from "../sandbox/write-initial-files.js";
+import type { InitialFile } from "../v1/initial-files.js";
 import { createSandboxWithCredentials, revokeOrphansBeforeIssuing, splitCredentialSources } from "../credentials/create-sandbox-with-credentials.js";
 import { refuseCapabilityMethodMismatch } from "./capability-method-check.js";
 import { callAdapter, throwIfAborted } from "../security/guard.js";
@@ -208,14 +210,15 @@ export function parseOptions(options: CreateSandboxOptions | undefined): {
   credentials: Map<string, CredentialSource>;
   backends: string[] | undefined;
   logger: SandboxLogger | undefined;
+  files: InitialFile[];
 } {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new InvalidArgumentError({ field: "options", message: "Invalid options: expected an object." });
   }
   const split = splitCredentialSources(options ?? {});
-  const { signal, backends, logger, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
+  const { signal, backends, logger, files, ...resolved } = validate(createSandboxOptionsSchema, split.options, "options");
   refuseUnredactableSecrets(resolved.secrets);
-  return { resolved, signal, credentials: split.sources, backends, logger: resolveLogger(logger) };
+  return { resolved, signal, credentials: split.sources, backends, logger: resolveLogger(logger), files: files ?? [] };
 }
 
 /**
@@ -225,7 +228,7 @@ export function parseOptions(options: CreateSandboxOptions | undefined): {
  * A provider object may be passed instead of a string.
  */
 export async function createSandbox(target: string | SandboxProviderV1 = "auto", options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal, credentials, backends: preference, logger } = parseOptions(options);
+  const { resolved, signal, credentials, backends: preference, logger, files } = parseOptions(options);
   throwIfAborted(signal);
   let provider: SandboxProviderV1;
   let providerTarget = "";
@@ -255,26 +258,28 @@ export async function createSandbox(target: string | SandboxProviderV1 = "auto",
     refuseCapabilityMethodMismatch({ holder: "driver", target: createdDriver, capabilities: provider.capabilities, backend: provider.backend }),
   );
   const driver = createdDriver;
-  if (credentials.size > 0)
-    return createSandboxWithCredentials({
-      driver,
-      provider,
-      target: providerTarget,
-      options: resolved,
-      sources: credentials,
-      signal,
-      createStartedAt,
-      logger,
-    });
-  return wrapOrDestroy(driver, () =>
-    createSandboxFromDriver(driver, {
-      provider,
-      target: providerTarget,
-      options: resolved,
-      logger,
-      lifetimeEndsAt: createStartedAt + resolved.timeoutMs,
-    }),
-  );
+  const sandbox =
+    credentials.size > 0
+      ? await createSandboxWithCredentials({
+          driver,
+          provider,
+          target: providerTarget,
+          options: resolved,
+          sources: credentials,
+          signal,
+          createStartedAt,
+          logger,
+        })
+      : await wrapOrDestroy(driver, () =>
+          createSandboxFromDriver(driver, {
+            provider,
+            target: providerTarget,
+            options: resolved,
+            logger,
+            lifetimeEndsAt: createStartedAt + resolved.timeoutMs,
+          }),
+        );
+  return writeInitialFiles(sandbox, files, signal);
 }
 
 /**
@@ -292,7 +297,13 @@ export async function wrapOrDestroy<Result>(driver: SandboxDriverV1, wrap: () =>
 
 /** Attaches to a live sandbox by id (needs `RECONNECT`). `target` names the backend, for example `"docker://"`. */
 export async function connectSandbox(target: string | SandboxProviderV1, sandboxId: string, options?: CreateSandboxOptions): Promise<Sandbox> {
-  const { resolved, signal, credentials, logger } = parseOptions(options);
+  const { resolved, signal, credentials, logger, files } = parseOptions(options);
+  if (files.length > 0)
+    throw new InvalidArgumentError({
+      field: "options.files",
+      message:
+        "Invalid options.files: initial files are written by createSandbox() into the sandbox it creates; connectSandbox() attaches to a live sandbox as it is. Write them with sandbox.files.write.",
+    });
   if (credentials.size > 0)
     throw new InvalidArgumentError({
       field: `options.secrets.${[...credentials.keys()][0]}`,

@@ -32,7 +32,8 @@ function own<Name extends keyof SandboxDriverV1>(driver: SandboxDriverV1, name: 
  * Resolves, once when the sandbox is made, which method core calls for each operation (ADR 0037): the driver's own
  * where it has one; the file operations it leaves out from core's POSIX helper over its `spawn` (ADR 0020, ADR 0031);
  * `runCode` and `createCodeContext` from the sbx sandbox agent when the driver declares `codeAgent` and has no
- * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call.
+ * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call, except a driver's own `stat`
+ * (checked for `followSymlinks`, ADR 0046).
  */
 export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMethodOptions): ResolvedDriverMethods {
   const driverSpawn = own(driver, "spawn");
@@ -56,7 +57,7 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
     spawn,
     readFile: own(driver, "readFile") ?? defaults.readFile,
     writeFile: own(driver, "writeFile") ?? defaults.writeFile,
-    stat: own(driver, "stat") ?? defaults.stat,
+    stat: statFollowingLinks(own(driver, "stat"), defaults.stat),
     list: own(driver, "list") ?? defaults.list,
     remove: own(driver, "remove") ?? defaults.remove,
     mkdir: own(driver, "mkdir") ?? defaults.mkdir,
@@ -70,5 +71,23 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
           await ownDestroy();
         }
       : ownDestroy,
+  };
+}
+
+/**
+ * The driver's own `stat`, or core's default. A driver written before `followSymlinks` existed (the sbx 0.1 shape)
+ * ignores the option and describes a final link as `symlink`, which a followed stat never is: core then asks its own
+ * file helper over `spawn`, which follows the link confined to the workspace (ADR 0046). Calls without the option go
+ * to the driver's own method unchanged.
+ */
+function statFollowingLinks(
+  ownStat: SandboxDriverV1["stat"],
+  defaultStat: NonNullable<SandboxDriverV1["stat"]>,
+): NonNullable<SandboxDriverV1["stat"]> {
+  if (ownStat === undefined) return defaultStat;
+  return async (path, options) => {
+    const entry = await ownStat(path, options);
+    if (options.followSymlinks !== true || entry.type !== "symlink") return entry;
+    return defaultStat(path, options);
   };
 }

@@ -5,7 +5,8 @@
  * stays inside the workspace; nothing is ever resolved by the kernel from a path the sandbox can change in between
  * (no check-then-use gap). Names travel as bytes (hex on the command line, length-prefixed on stdout).
  *
- * `argv`: `op path-hex…` (op: read, write, list, stat, remove, mkdir, rename); the workspace from `SBX_WORKSPACE`. It
+ * `argv`: `op path-hex…` (op: read, write, list, stat, remove, mkdir, rename; `stat path follow` follows a final link
+ * inside the workspace, like `final` for read); the workspace from `SBX_WORKSPACE`. It
  * makes itself not dumpable as its first act (`prctl(PR_SET_DUMPABLE, 0)`), which narrows, but cannot close, the
  * window in which a process of the same uid and gid could open its `/proc/<pid>/fd`; an adapter that can start it
  * under a group the sandbox's code is not in (Docker) closes it (ADR 0031).
@@ -225,6 +226,8 @@ def do_list():
 def do_stat():
     w = Walk()
     name = w.parent(ARGS[0])
+    if name is not None and ARGS[1:] == [b"follow"]:
+        name = w.final(name)
     try:
         st = os.stat(name if name is not None else b".", dir_fd=w.fd(), follow_symlinks=False)
     except OSError as e:

@@ -127,7 +127,8 @@ export function posixFileOperationsOver(transport: PosixScriptTransport, options
       return sortEntries(parseListOutput(result.stdout, path, backend));
     },
     async stat(path, statOptions) {
-      const result = await run("stat", path, { operation: "stat", args: [path], signal: statOptions.signal });
+      const args = statOptions.followSymlinks === true ? [path, "follow"] : [path];
+      const result = await run("stat", path, { operation: "stat", args, signal: statOptions.signal });
       return parseStatOutput(result.stdout, path, backend);
     },
     async remove(path, removeOptions) {

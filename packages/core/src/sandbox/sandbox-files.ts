@@ -137,10 +137,15 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
     async stat(given, fileOptions) {
       state.ensureOpen("stat a file");
       const target = path(given);
-      return runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, (signal) => driver.stat(target, { signal }), {
-        method: "stat",
-        detail: target,
-      });
+      const followSymlinks = fileOptions?.followSymlinks ?? false;
+      if (typeof followSymlinks !== "boolean")
+        throw new InvalidArgumentError({
+          field: "options.followSymlinks",
+          backend,
+          message: `Invalid options.followSymlinks: expected true or false, got ${JSON.stringify(followSymlinks)}.`,
+        });
+      const describe = (signal: AbortSignal) => (followSymlinks ? driver.stat(target, { signal, followSymlinks }) : driver.stat(target, { signal }));
+      return runFileCall(state, "stat a file", fileOptions, DEFAULT_FILE_TIMEOUT_MS, describe, { method: "stat", detail: target });
     },
     async exists(given, fileOptions) {
       state.ensureOpen("check a file");

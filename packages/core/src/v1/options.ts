@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
 import type { RunCodeOptions, RunCommandOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
+import { initialFilesSchema, type InitialFile } from "./initial-files.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
 export const networkPolicySchema = z
@@ -97,6 +98,7 @@ export const createSandboxOptionsSchema = z
     commands: commandDefaultsSchema.optional(),
     metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
     mounts: z.array(mountSchema).default([]),
+    files: initialFilesSchema.optional(),
     user: z.enum(["default", "root"]).default("default"),
     allowFake: z.boolean().default(false),
     settings: z.record(z.string(), z.unknown()).default({}),
@@ -152,6 +154,14 @@ export interface CreateSandboxOptions {
   metadata?: Record<string, string>;
   /** Host folders to mount (needs `HOST_MOUNTS`). A git worktree is the typical case. */
   mounts?: MountInput[];
+  /**
+   * Files to write into the sandbox before `createSandbox` resolves, for example `[{ path: "main.py", content: "…" }]`.
+   * Core writes them through the backend's own file channel, confined like every `files.write` (a path out of the
+   * workspace is `PathError`), creating parent folders. At most 1000 files and 64 MiB in all (`InvalidArgumentError`
+   * before the backend is touched). If one write fails, the sandbox is destroyed and `createSandbox` rejects with that
+   * write's error: nothing is left running. Default: none. Every backend; not with `connectSandbox` (ADR 0046).
+   */
+  files?: InitialFile[];
   /** `"default"`: the backend's unprivileged user. `"root"`: root inside the sandbox, recorded in the audit record. */
   user?: "default" | "root";
   /** With target `"auto"`: allow falling back to the in-process fake when no isolating backend is usable. Default false. */
@@ -177,8 +187,11 @@ export interface CreateSandboxOptions {
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type CreateSandboxOptionsMatch = MatchesSchema<SchemaMatches<typeof createSandboxOptionsSchema, CreateSandboxOptions>>;
 
-/** `CreateSandboxOptions` after validation and defaults: what adapters receive (without the caller-side `signal`, `backends` and `logger`). */
-export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal" | "backends" | "logger">;
+/**
+ * `CreateSandboxOptions` after validation and defaults: what adapters receive (without the caller-side `signal`,
+ * `backends` and `logger`, and without `files`, which core writes itself through the driver once the sandbox exists).
+ */
+export type ResolvedCreateOptions = Omit<z.output<typeof createSandboxOptionsSchema>, "signal" | "backends" | "logger" | "files">;
 
 /** Options for `commands.run()` and `commands.start()`. */
 export const runCommandOptionsSchema = z

@@ -314,8 +314,20 @@ export interface SandboxDriverV1 {
    * `spawn` (ADR 0020). Symbolic links are listed as links, never followed.
    */
   list?(path: string, options: { signal?: AbortSignal }): Promise<FileEntry[]>;
-  /** Describes an entry, not following a final symlink. Optional: core's default runs `stat` through `spawn`. */
-  stat?(path: string, options: { signal?: AbortSignal }): Promise<FileEntry>;
+  /**
+   * Describes an entry, not following a final symlink; with `followSymlinks`, what the link leads to (a link out of
+   * the workspace is `PathError` `escapes-workspace`, a link to nothing `FileNotFoundError`), keeping the asked
+   * `name` and `path`. Optional: core's default runs its file helper through `spawn`. A driver written before
+   * `followSymlinks` existed answers `symlink` for a link; core then asks its own helper (ADR 0046).
+   */
+  stat?(
+    path: string,
+    options: {
+      signal?: AbortSignal;
+      /** Follow a final symbolic link, confined to the workspace. Default false. */
+      followSymlinks?: boolean;
+    },
+  ): Promise<FileEntry>;
   /**
    * Removes a file or link, or a directory when `recursive`; a directory without `recursive` is
    * `PathError("is-a-directory")`. Optional: core's default runs `rm` through `spawn`.

@@ -210,6 +210,18 @@ export interface FileReadOptions extends FileOperationOptions {
   maxBytes?: number;
 }
 
+/** Options of `files.stat()`. */
+export interface FileStatOptions extends FileOperationOptions {
+  /**
+   * Describe what a symbolic link points to (like `stat -L`) instead of the link itself. Default false: a link is
+   * described as `{ type: "symlink" }`. Confined like every file call: a link (or a chain of links) leading out of the
+   * workspace is `PathError` `escapes-workspace`, never followed; a link to nothing is `FileNotFoundError`. The
+   * entry's `name` and `path` stay the ones asked for. Why: callers such as the AI SDK's session `stat` promise the
+   * target's type and size.
+   */
+  followSymlinks?: boolean;
+}
+
 /** Options of `files.download()`. */
 export interface FileDownloadOptions extends FileOperationOptions {
   /**
@@ -236,8 +248,8 @@ export interface SandboxFiles {
   read(path: string, options: FileReadOptions & { format: "stream" }): Promise<ReadableStream<Uint8Array>>;
   /** Lists a directory (one level). */
   list(path: string, options?: FileOperationOptions): Promise<FileEntry[]>;
-  /** Describes one entry; `FileNotFoundError` if missing. */
-  stat(path: string, options?: FileOperationOptions): Promise<FileEntry>;
+  /** Describes one entry (a final symbolic link itself, unless `followSymlinks`); `FileNotFoundError` if missing. */
+  stat(path: string, options?: FileStatOptions): Promise<FileEntry>;
   /** True if the path exists. */
   exists(path: string, options?: FileOperationOptions): Promise<boolean>;
   /** Removes a file or (with `recursive`) a directory. `FileNotFoundError` if missing. */
