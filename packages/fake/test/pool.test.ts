@@ -159,6 +159,14 @@ describe("warm pool on the fake", () => {
     expect(requests.length).toBe(0);
   });
 
+  it("initial files in createOptions are refused by name, not dropped: a pool does not write them", async () => {
+    const { provider, requests } = countingFake();
+    const error = await createSandboxPool(provider, { size: 1, createOptions: { files: [{ path: "a.txt", content: "a" }] } }).catch((caught: unknown) => caught);
+    expect(isSbxError(error, "SBX_INVALID_ARGUMENT")).toBe(true);
+    expect((error as { field?: string }).field).toBe("options.createOptions.files");
+    expect(requests.length).toBe(0);
+  });
+
   it("an acquired sandbox ends at its lifetime counted from acquire, though the backend was given the idle bound on top", async () => {
     const { provider } = countingFake();
     await using pool = await createSandboxPool(provider, { size: 1, maxIdleMs: 60_000, createOptions: { timeoutMs: 1_000 } });

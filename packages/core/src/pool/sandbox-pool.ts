@@ -389,13 +389,19 @@ export async function createSandboxPool(target: string | SandboxProviderV1, opti
   return pool;
 }
 
-/** Refuses create options a pool cannot honour per sandbox: secrets (given per acquire) and a create-time signal (the pool's own). */
+/** Refuses create options a pool cannot honour per sandbox: secrets (given per acquire), initial files (not written by a pool) and a create-time signal (the pool's own). */
 function refusePoolTimeCreateOptions(createOptions: CreateSandboxOptions | undefined): void {
   if (createOptions?.secrets !== undefined && Object.keys(createOptions.secrets).length > 0)
     throw new InvalidArgumentError({
       field: "options.createOptions.secrets",
       message:
         "Invalid options.createOptions.secrets: a pool never bakes secrets into sandboxes made before anyone asked for them; pass them to pool.acquire({ secrets }), where credentials are issued for the sandbox handed out and revoked when it ends.",
+    });
+  if (createOptions?.files !== undefined)
+    throw new InvalidArgumentError({
+      field: "options.createOptions.files",
+      message:
+        "Invalid options.createOptions.files: a pool does not write initial files into the sandboxes it keeps warm yet; write them after pool.acquire() with sandbox.files.write().",
     });
   if (createOptions?.signal !== undefined)
     throw new InvalidArgumentError({
