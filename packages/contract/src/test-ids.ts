@@ -66,6 +66,13 @@ export const CONTRACT_TEST_IDS = [
   "files.commands-visible-to-files",
   "files.upload-download",
 
+  "file-watch.events-in-order",
+  "file-watch.recursive",
+  "file-watch.confined",
+  "file-watch.burst-bounded",
+  "file-watch.ends-with-sandbox",
+  "file-watch.refused",
+
   "run-code.stdout",
   "run-code.error",
   "run-code.results-null",

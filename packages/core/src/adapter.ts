@@ -19,6 +19,8 @@ export type {
   ProbeAnswer,
   DriverAgentEnforcement,
   DriverCodeAgent,
+  WatchFilesRequest,
+  DriverFileWatch,
 } from "./v1/provider.js";
 export type { ResolvedCreateOptions } from "./v1/options.js";
 export { defineCapabilities, narrowCapabilities } from "./v1/capabilities.js";

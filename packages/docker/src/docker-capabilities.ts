@@ -6,6 +6,7 @@ import { defineCapabilities } from "@sbx/core";
  * - EGRESS_ALLOWLIST: sbx's host-side allowlist proxy (adr/0021).
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: execs, and `connect` to a labelled container.
  * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
+ * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -17,5 +18,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   HOST_MOUNTS: true,
   RECONNECT: true,
   RESOURCE_LIMITS: true,
+  FILE_WATCH: true,
   languages: ["python"],
 });

@@ -7,5 +7,6 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   BACKGROUND_COMMANDS: true,
   STDIN: true,
   HOST_MOUNTS: true,
+  FILE_WATCH: true,
   languages: ["python"],
 });

@@ -1,9 +1,10 @@
 import { AbortedError, ProviderError } from "../errors/index.js";
-import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
+import type { CodeRequest, DriverExecution, DriverFileWatch, SandboxDriverV1, SpawnedProcess, SpawnRequest, WatchFilesRequest } from "../v1/provider.js";
 import { agentClientSettings, type AgentClientSettings, type AgentRunOptions, type SandboxAgentClientOptions } from "./agent-client-options.js";
 import { AgentCodeContexts } from "./agent-code-contexts.js";
 import { runInAgent } from "./agent-code-runs.js";
 import { spawnThroughAgent } from "./agent-commands.js";
+import { watchThroughAgent } from "./agent-file-watch.js";
 import type { AgentSession } from "./agent-session.js";
 import { startAgentSession } from "./agent-session-start.js";
 
@@ -125,6 +126,13 @@ export class SandboxAgentClient {
     if (!session || session.ended || !this.commandsReady)
       throw new ProviderError({ backend: this.settings.backend, message: "No sandbox agent that can run commands is running." });
     return spawnThroughAgent(session, request, { backend: this.settings.backend, enforcement: this.settings.enforcement });
+  }
+
+  /** Watches a directory with inotify inside the sandbox (starting the agent if it is not running); see `watchThroughAgent`. */
+  async watchFiles(request: WatchFilesRequest): Promise<DriverFileWatch> {
+    if (request.signal.aborted) throw new AbortedError({ backend: this.settings.backend, cause: request.signal.reason });
+    const session = await this.current();
+    return watchThroughAgent(session, this.driver.workspace, request, this.settings.backend);
   }
 
   /** Stops the agent (its interpreters end with it). Idempotent; later calls fail. */

@@ -72,6 +72,7 @@ export class DriverChannel implements ResolvedDriverMethods {
   readonly runCode: ResolvedDriverMethods["runCode"];
   readonly createCodeContext: ResolvedDriverMethods["createCodeContext"];
   readonly probe: ResolvedDriverMethods["probe"];
+  readonly watchFiles: ResolvedDriverMethods["watchFiles"];
   readonly destroy: ResolvedDriverMethods["destroy"];
   /** ISO time the sandbox was closed (killed, disposed or lost), or null while open. */
   closedAt: string | null = null;
@@ -106,6 +107,7 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.runCode = methods.runCode;
     this.createCodeContext = methods.createCodeContext;
     this.probe = methods.probe;
+    this.watchFiles = methods.watchFiles;
     this.destroy = credentials
       ? async () => {
           try {

@@ -10,6 +10,8 @@ export interface ResolvedDriverMethods extends Required<
   readonly runCode: SandboxDriverV1["runCode"];
   /** Persistent code contexts: the driver's own, or the sandbox agent's; absent without either. */
   readonly createCodeContext: SandboxDriverV1["createCodeContext"];
+  /** File watching: the driver's own, or the sandbox agent's; absent without either (ADR 0049). */
+  readonly watchFiles: SandboxDriverV1["watchFiles"];
   /** The driver's `probe`, when it has one. */
   readonly probe: SandboxDriverV1["probe"];
 }
@@ -63,6 +65,7 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
     rename: own(driver, "rename") ?? defaults.rename,
     runCode: agent ? agent.runCode : ownRunCode,
     createCodeContext: agent ? agent.createCodeContext : own(driver, "createCodeContext"),
+    watchFiles: own(driver, "watchFiles") ?? agent?.watchFiles,
     probe: own(driver, "probe"),
     destroy: agent
       ? async () => {

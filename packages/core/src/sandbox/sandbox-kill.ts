@@ -17,6 +17,8 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
     if (!state.killing) {
       state.closedAt ??= new Date().toISOString();
       state.killing = (async () => {
+        for (const end of [...state.liveWatches.values()]) end("kill");
+        state.liveWatches.clear();
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
         const destroying = state
           .call("kill the sandbox", () => driver.destroy(), { method: "destroy" })

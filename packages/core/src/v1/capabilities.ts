@@ -22,6 +22,12 @@ export const CAPABILITY_NAMES = [
   "RECONNECT",
   /** `limits` (cpus, memoryMiB, pids) enforced by the backend. */
   "RESOURCE_LIMITS",
+  /** `files.watch()`: create, write, remove and rename events for a workspace path, in order, bounded (ADR 0049). */
+  "FILE_WATCH",
+  /** Interactive terminals: a process on a pseudo-terminal with resize and raw bytes (ADR 0049). */
+  "PTY",
+  /** `expose(port)`: a loopback URL reaching a server inside the sandbox, with no egress given to it (ADR 0049). */
+  "PORTS",
 ] as const;
 
 /** One capability name. */
@@ -44,6 +50,9 @@ export const capabilitiesSchema = z
     HOST_MOUNTS: z.boolean(),
     RECONNECT: z.boolean(),
     RESOURCE_LIMITS: z.boolean(),
+    FILE_WATCH: z.boolean(),
+    PTY: z.boolean(),
+    PORTS: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

@@ -27,4 +27,6 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   { capability: "RECONNECT", holder: "provider", method: "connect", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "createCodeContext", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "runCode", rule: "flag-needs-method" },
+  // A driver with the sbx agent carries `watchFiles` whether it declares FILE_WATCH or not (ADR 0049).
+  { capability: "FILE_WATCH", holder: "driver", method: "watchFiles", rule: "flag-needs-method" },
 ] as const);

@@ -1,7 +1,7 @@
 import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
-import type { RunCodeOptions, RunCommandOptions } from "./sandbox.js";
+import type { FileWatchOptions, RunCodeOptions, RunCommandOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
@@ -168,6 +168,16 @@ export const runCommandOptionsSchema = z
   })
   .strict();
 
+/** Options for `files.watch()` (documented on `FileWatchOptions`). */
+export const fileWatchOptionsSchema = z
+  .object({
+    recursive: z.boolean().optional(),
+    signal: signalSchema.optional(),
+    maxBufferedEvents: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+
 /** Options for `runCode()`. */
 export const runCodeOptionsSchema = z
   .object({
@@ -188,3 +198,6 @@ type RunCommandOptionsMatch = MatchesSchema<SchemaMatches<typeof runCommandOptio
 /** `RunCodeOptions` (documented in sandbox.ts) and its schema describe the same fields. */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type RunCodeOptionsMatch = MatchesSchema<SchemaMatches<typeof runCodeOptionsSchema, RunCodeOptions>>;
+/** `FileWatchOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
+type FileWatchOptionsMatch = MatchesSchema<SchemaMatches<typeof fileWatchOptionsSchema, FileWatchOptions>>;

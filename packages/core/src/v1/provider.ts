@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { PolicyRecord } from "./audit.js";
 import type { Capabilities } from "./capabilities.js";
 import type { ResolvedCreateOptions } from "./options.js";
-import type { ExecutionError, ExecutionResult, FileEntry } from "./sandbox.js";
+import type { ExecutionError, ExecutionResult, FileEntry, FileWatchEvent } from "./sandbox.js";
 
 /** Whether a backend is usable here, and if not, why and how to fix it. */
 export interface BackendStatus {
@@ -181,6 +181,29 @@ export interface DriverExecution {
   readonly droppedResults?: number;
 }
 
+/** A request to watch a directory (`files.watch`, ADR 0049). */
+export interface WatchFilesRequest {
+  /** Absolute directory path inside the workspace, normalised by core. The driver refuses symbolic links leading out. */
+  readonly path: string;
+  /** Watch subdirectories too, including ones created later. */
+  readonly recursive: boolean;
+  /**
+   * Called with each event in order (absolute paths). Never throws. Core bounds what it keeps; a driver that loses
+   * events itself reports one `"overflow"` event with `dropped: null`.
+   */
+  readonly onEvent: (event: FileWatchEvent) => void;
+  /** Called at most once when the watch ended without `stop()` (the directory was removed, the channel broke), with why. */
+  readonly onEnd: (error: Error) => void;
+  /** Aborts establishing the watch. */
+  readonly signal: AbortSignal;
+}
+
+/** A watch the driver established. */
+export interface DriverFileWatch {
+  /** Stops the watch (no `onEnd` after it). Idempotent. */
+  stop(): Promise<void>;
+}
+
 /**
  * What `probe()` answers when core asks whether the sandbox still exists (ADR 0037): `"running"` (it does),
  * `"gone"` (the backend says it no longer exists or has finished), `"unknown"` (the backend could not tell). Core
@@ -321,6 +344,11 @@ export interface SandboxDriverV1 {
    * only a `SandboxNotFoundError` from the driver marks the sandbox lost.
    */
   probe?(options: { signal: AbortSignal }): Promise<ProbeAnswer>;
+  /**
+   * Optional: watches a directory (`FILE_WATCH`, ADR 0049); resolves once the watch is in place. A driver that
+   * declares `codeAgent` gets it from the sbx sandbox agent (inotify inside the sandbox).
+   */
+  watchFiles?(request: WatchFilesRequest): Promise<DriverFileWatch>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -201,6 +201,54 @@ export interface FileDownloadOptions extends FileOperationOptions {
   maxBytes?: number;
 }
 
+/**
+ * One change `files.watch()` saw, in the order the backend saw them (ADR 0049). `path` is absolute inside the
+ * workspace. `"rename"` carries `from` (the old path) when both ends were inside the watched tree; a move in from
+ * outside is a `"create"`, a move out is a `"remove"`. `"overflow"` is the marker for events that were dropped:
+ * `dropped` counts the ones sbx dropped, and is null when the backend itself lost some and cannot say how many
+ * (the kernel's inotify queue overflowed). After an overflow, list the tree again if you need its full state.
+ */
+export interface FileWatchEvent {
+  /** What happened. */
+  readonly type: "create" | "write" | "remove" | "rename" | "overflow";
+  /** The entry it happened to (for `"overflow"`: the watched path). */
+  readonly path: string;
+  /** For `"rename"`: where the entry was before. Absent otherwise. */
+  readonly from?: string;
+  /** True when the entry is a directory (for `"overflow"`: false). */
+  readonly isDirectory: boolean;
+  /** For `"overflow"`: how many events were dropped, or null when the backend cannot tell. Absent otherwise. */
+  readonly dropped?: number | null;
+}
+
+/** Options of `files.watch()`. */
+export interface FileWatchOptions {
+  /** Watch every directory below `path` too, including ones created later. Default false: `path`'s own entries only. */
+  recursive?: boolean;
+  /** Aborting stops the watch: iteration ends (normally, as after `stop()`). */
+  signal?: AbortSignal;
+  /**
+   * Events held for a consumer that has not read them yet. Past it, events are dropped and one `"overflow"` marker
+   * (with the count) takes their place, so a burst never grows host memory. Consecutive writes to one path are
+   * coalesced first. Default 10000.
+   */
+  maxBufferedEvents?: number;
+  /** How long establishing the watch may take, in milliseconds (`TimeoutError` past it). Default 60000. */
+  timeoutMs?: number;
+}
+
+/**
+ * A running watch: iterate it for events (one consumer). Iteration ends normally after `stop()`, the caller's abort
+ * or disposal; it throws when the watch ended for another reason (the sandbox was killed or lost, the watched
+ * directory was removed, the backend's channel broke), so a watch never stops silently.
+ */
+export interface FileWatcher extends AsyncIterable<FileWatchEvent>, AsyncDisposable {
+  /** The watched path (absolute inside the workspace). */
+  readonly path: string;
+  /** Stops the watch in the sandbox; iteration ends after the events already buffered. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
 /** The sandbox's filesystem, confined to its workspace: paths are relative to the workspace or absolute inside it. */
 export interface SandboxFiles {
   /** Writes a file, creating parent folders. Data may be text, bytes, or a stream (bounded memory). */
@@ -229,6 +277,12 @@ export interface SandboxFiles {
   upload(hostPath: string, sandboxPath: string, options?: FileOperationOptions): Promise<void>;
   /** Copies a sandbox file to the host, streaming with bounded memory; a failed or refused download leaves no host file. */
   download(sandboxPath: string, hostPath: string, options?: FileDownloadOptions): Promise<void>;
+  /**
+   * Watches a directory in the workspace for create, write, remove and rename events; resolves once the watch is in
+   * place (every change after that is seen). Needs `FILE_WATCH`. `FileNotFoundError` for a missing directory,
+   * `PathError` for a file or a path whose symbolic links lead outside the workspace.
+   */
+  watch(path: string, options?: FileWatchOptions): Promise<FileWatcher>;
 }
 
 /** An isolated place to run untrusted code. Dispose with `await using` or `kill()`. */
