@@ -6,6 +6,7 @@ import { registerConcurrencyTests } from "./groups/concurrency.js";
 import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
 import { registerFileWatchTests } from "./groups/file-watch.js";
+import { registerTerminalTests } from "./groups/terminals.js";
 import { registerFilePolicyTests } from "./groups/file-policy.js";
 import { registerFileRaceTests } from "./groups/file-races.js";
 import { registerLifecycleTests } from "./groups/lifecycle.js";
@@ -42,6 +43,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("file policy", () => registerFilePolicyTests(harness));
     describe("file races and names", () => registerFileRaceTests(harness));
     describe("file watching", () => registerFileWatchTests(harness));
+    describe("terminals", () => registerTerminalTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

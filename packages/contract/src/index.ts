@@ -4,6 +4,7 @@ export { describeCommandsContract, printBytesCommand } from "./groups/commands.j
 export { describeBackgroundCommandsContract } from "./groups/background.js";
 export { describeFilesContract } from "./groups/files.js";
 export { describeFileWatchContract } from "./groups/file-watch.js";
+export { describeTerminalsContract } from "./groups/terminals.js";
 export { describeRunCodeContract, describeCodeContextsContract } from "./groups/run-code.js";
 export { describeNetworkContract, defaultProbeCommand } from "./groups/network.js";
 export { describeSecretsContract } from "./groups/secrets.js";

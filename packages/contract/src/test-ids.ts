@@ -73,6 +73,13 @@ export const CONTRACT_TEST_IDS = [
   "file-watch.ends-with-sandbox",
   "file-watch.refused",
 
+  "terminals.interactive-shell",
+  "terminals.size-and-resize",
+  "terminals.kill-verified",
+  "terminals.timeout-and-callback",
+  "terminals.end-with-sandbox",
+  "terminals.refused",
+
   "run-code.stdout",
   "run-code.error",
   "run-code.results-null",

@@ -7,6 +7,7 @@ import { defineCapabilities } from "@sbx/core";
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: execs, and `connect` to a labelled container.
  * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
  * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
+ * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -19,5 +20,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   RECONNECT: true,
   RESOURCE_LIMITS: true,
   FILE_WATCH: true,
+  PTY: true,
   languages: ["python"],
 });

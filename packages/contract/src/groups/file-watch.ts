@@ -178,9 +178,10 @@ export function registerFileWatchTests(harness: ContractHarness): void {
         controller.abort();
         expect((await aborted.iterator.next()).done, "an aborted watch ends").toBe(true);
         const running = await watching(sandbox, "w");
-        const pending = running.iterator.next();
+        // The reader waits when the kill comes: its read must end with the error (the check is attached first).
+        const ended = expectSbxError(running.iterator.next(), "SBX_SANDBOX_CLOSED");
         await sandbox.kill();
-        await expectSbxError(pending, "SBX_SANDBOX_CLOSED");
+        await ended;
         await expectSbxError(() => sandbox.files.watch("w"), "SBX_SANDBOX_CLOSED");
       } finally {
         await sandbox.kill();

@@ -680,6 +680,19 @@ class Run(object):
         self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": (lost == OOM_REASON) if OOM_KILLS_READABLE else None, "dropped": self.dropped})
 
 
+def set_window_size(fd, size):
+    import fcntl, termios
+    rows = max(1, min(int(size.get("rows", 24)), 10000))
+    cols = max(1, min(int(size.get("cols", 80)), 10000))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def take_controlling_terminal():
+    # Runs in the child after setsid (start_new_session): its stdin, the terminal, becomes its controlling terminal.
+    import fcntl, termios
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def tagged_script(tag, cwd, command):
     # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
     # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
@@ -704,16 +717,37 @@ class Command(object):
         if tag is not None and not (isinstance(tag, str) and tag.isdigit()):
             raise ValueError("tag must be a decimal string")
         argv = ["sh", "-c", tagged_script(tag, cwd, command)] if tag else ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", cwd, command]
-        self.process = subprocess.Popen(
-            argv,
-            env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         self.pending_input = bytearray()
         self.close_input = False
-        self.stdin = self.process.stdin.fileno() if self.process.stdin else None
         self.readers = {}
-        for stream, kind in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr")):
-            fd = stream.fileno()
+        self.terminal = None
+        size = request.get("terminal")
+        if size is not None:
+            # A terminal (adr/0049): the command's stdin, stdout and stderr are one pseudo-terminal, its controlling
+            # terminal (a new session); output arrives as `stdout` frames, input through `stdin`, size through `resize`.
+            env.setdefault("TERM", "xterm-256color")
+            master, slave = os.openpty()
+            try:
+                set_window_size(slave, size)
+                self.process = subprocess.Popen(
+                    argv, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True,
+                    preexec_fn=take_controlling_terminal)
+            except BaseException:
+                os.close(master)
+                raise
+            finally:
+                os.close(slave)
+            self.terminal = master
+            self.stdin = os.dup(master)
+            streams = ((master, "stdout"),)
+        else:
+            self.process = subprocess.Popen(
+                argv,
+                env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            self.stdin = self.process.stdin.fileno() if self.process.stdin else None
+            streams = ((self.process.stdout.fileno(), "stdout"), (self.process.stderr.fileno(), "stderr"))
+        for fd, kind in streams:
             os.set_blocking(fd, False)
             self.readers[fd] = kind
             agent.selector.register(fd, selectors.EVENT_READ, (self, kind))
@@ -773,7 +807,7 @@ class Command(object):
             self.agent.selector.register(self.stdin, selectors.EVENT_WRITE, (self, "stdin"))
         elif not self.pending_input and registered:
             self.agent.selector.unregister(self.stdin)
-        if not self.pending_input and self.close_input:
+        if not self.pending_input and self.close_input and self.terminal is None:
             try:
                 self.process.stdin.close()
             except OSError:
@@ -805,6 +839,13 @@ class Command(object):
                     stream.close()
             except OSError:
                 pass
+        if self.terminal is not None:
+            for fd in (self.terminal, self.stdin):
+                try:
+                    os.close(fd)
+                except (OSError, TypeError):
+                    pass
+            self.stdin = None
         code = self.process.returncode
         self.agent.commands.pop(self.id, None)
         self.agent.send({"type": "exit", "id": self.id, "exit_code": code if code >= 0 else 128 - code})
@@ -1084,6 +1125,15 @@ class Agent(object):
             command = self.commands.get(header.get("target"))
             if command is not None:
                 command.write_input(body, kind == "stdin_close")
+            return
+        if kind == "resize":
+            # A notification: a terminal's new size (the kernel sends SIGWINCH to its foreground process group).
+            command = self.commands.get(header.get("target"))
+            if command is not None and command.terminal is not None:
+                try:
+                    set_window_size(command.terminal, header)
+                except (OSError, ValueError, TypeError):
+                    pass
             return
         request_id = header.get("id")
         if not isinstance(request_id, int):

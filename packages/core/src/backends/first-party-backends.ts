@@ -18,7 +18,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       RECONNECT: true,
       RESOURCE_LIMITS: true,
       FILE_WATCH: true,
-      PTY: false,
+      PTY: true,
       PORTS: false,
       languages: ["python"],
     },

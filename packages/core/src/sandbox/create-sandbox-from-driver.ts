@@ -6,6 +6,7 @@ import { createSandboxCode } from "./sandbox-code.js";
 import { createSandboxCommands } from "./sandbox-commands.js";
 import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
+import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
 
@@ -30,6 +31,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     runCode,
     createCodeContext,
     files: createSandboxFiles(state),
+    terminals: createSandboxTerminals(state),
     audit: () =>
       buildAuditRecord({ driver: givenDriver, context, createdAt: state.createdAt, closedAt: state.closedAt, secretValues: state.secretValues }),
     get closed() {

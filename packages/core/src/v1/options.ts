@@ -1,7 +1,7 @@
 import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
-import type { FileWatchOptions, RunCodeOptions, RunCommandOptions } from "./sandbox.js";
+import type { FileWatchOptions, RunCodeOptions, RunCommandOptions, TerminalOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
@@ -178,6 +178,23 @@ export const fileWatchOptionsSchema = z
   })
   .strict();
 
+/** Options for `terminals.create()` (documented on `TerminalOptions`). */
+export const terminalOptionsSchema = z
+  .object({
+    command: z.string().min(1).optional(),
+    cols: z.number().int().min(1).max(10_000).optional(),
+    rows: z.number().int().min(1).max(10_000).optional(),
+    cwd: z.string().min(1).optional(),
+    env: environmentSchema.optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    onData: z.custom<(data: Uint8Array) => void>((value) => typeof value === "function", "must be a function"),
+    signal: signalSchema.optional(),
+  })
+  .strict();
+
+/** A terminal's size (`Terminal.resize`). */
+export const terminalSizeSchema = z.object({ cols: z.number().int().min(1).max(10_000), rows: z.number().int().min(1).max(10_000) }).strict();
+
 /** Options for `runCode()`. */
 export const runCodeOptionsSchema = z
   .object({
@@ -201,3 +218,6 @@ type RunCodeOptionsMatch = MatchesSchema<SchemaMatches<typeof runCodeOptionsSche
 /** `FileWatchOptions` (documented in sandbox.ts) and its schema describe the same fields. */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type FileWatchOptionsMatch = MatchesSchema<SchemaMatches<typeof fileWatchOptionsSchema, FileWatchOptions>>;
+/** `TerminalOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
+type TerminalOptionsMatch = MatchesSchema<SchemaMatches<typeof terminalOptionsSchema, TerminalOptions>>;

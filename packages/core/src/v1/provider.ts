@@ -204,6 +204,27 @@ export interface DriverFileWatch {
   stop(): Promise<void>;
 }
 
+/** A request to start a process on a pseudo-terminal (`terminals.create`, ADR 0049). */
+export interface TerminalRequest {
+  /** A shell command line, run with `sh -c`, its stdin, stdout and stderr the terminal. */
+  readonly command: string;
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** The process's whole environment (as for `SpawnRequest.env`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Columns and rows. */
+  readonly cols: number;
+  readonly rows: number;
+  /** Called with each chunk of the terminal's output in order. Never throws. */
+  readonly onData: (chunk: Uint8Array) => void;
+}
+
+/** A started terminal: a `SpawnedProcess` (stdin is the terminal's input, the verified kill) that can be resized. */
+export interface DriverTerminal extends SpawnedProcess {
+  /** Sets the terminal's size. */
+  resize(size: { readonly cols: number; readonly rows: number }): Promise<void>;
+}
+
 /**
  * What `probe()` answers when core asks whether the sandbox still exists (ADR 0037): `"running"` (it does),
  * `"gone"` (the backend says it no longer exists or has finished), `"unknown"` (the backend could not tell). Core
@@ -349,6 +370,11 @@ export interface SandboxDriverV1 {
    * declares `codeAgent` gets it from the sbx sandbox agent (inotify inside the sandbox).
    */
   watchFiles?(request: WatchFilesRequest): Promise<DriverFileWatch>;
+  /**
+   * Optional: starts a process on a pseudo-terminal (`PTY`, ADR 0049). Its exit code must be the real one or an
+   * error, never assumed. A driver that declares `codeAgent` with `enforcement` gets it from the sbx sandbox agent.
+   */
+  openTerminal?(request: TerminalRequest): Promise<DriverTerminal>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -285,6 +285,63 @@ export interface SandboxFiles {
   watch(path: string, options?: FileWatchOptions): Promise<FileWatcher>;
 }
 
+/** Options of `terminals.create()`. */
+export interface TerminalOptions {
+  /** The command the terminal runs, with the sandbox's shell. Default: an interactive shell (`$SHELL -i`, else `sh -i`). */
+  command?: string;
+  /** Columns. Default 80. */
+  cols?: number;
+  /** Rows. Default 24. */
+  rows?: number;
+  /** Working directory. Default: the sandbox workspace. */
+  cwd?: string;
+  /** Extra environment variables for this terminal, on top of the sandbox's (`TERM` defaults to `xterm-256color`). */
+  env?: Record<string, string>;
+  /**
+   * Kill the terminal and every process it started after this many milliseconds; `wait()` then rejects with
+   * `TimeoutError` (`killed` says whether the kill was verified). Default: no limit beyond the sandbox lifetime.
+   */
+  timeoutMs?: number;
+  /**
+   * The terminal's output, raw bytes as the pseudo-terminal gives them (escape sequences included), in order. Nothing
+   * is kept by sbx, so a long session costs no host memory. A throw from it kills the terminal and `wait()` rejects
+   * with `CallbackError`.
+   */
+  onData: (data: Uint8Array) => void;
+  /** Aborting kills the terminal and every process it started; `wait()` rejects with `AbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** How a terminal ended. */
+export interface TerminalExit {
+  /** The exit status the backend reported (128 + N when killed by signal N); never assumed when unknown (then `wait()` rejects). */
+  readonly exitCode: number;
+  /** Wall time from start to exit, in milliseconds. */
+  readonly durationMs: number;
+  /** True when the backend reports the out-of-memory killer ended it; null when it cannot tell. */
+  readonly outOfMemoryKilled: boolean | null;
+}
+
+/** A running terminal: a process on a pseudo-terminal inside the sandbox (ADR 0049). */
+export interface Terminal {
+  /** Backend process id (as a string). */
+  readonly pid: string;
+  /** Sends input (keystrokes: text or bytes, for example `"\u0003"` for Ctrl-C). */
+  write(data: string | Uint8Array): Promise<void>;
+  /** Changes the terminal's size; the program in it gets SIGWINCH. */
+  resize(size: { cols: number; rows: number }): Promise<void>;
+  /** Kills the terminal and every process it started (verified by the backend). Safe to call twice. */
+  kill(): Promise<void>;
+  /** Resolves when the terminal's process exits, with its exit code; after `kill()`, 137 (128 + SIGKILL). */
+  wait(): Promise<TerminalExit>;
+}
+
+/** Interactive terminals in the sandbox. Needs `PTY`. */
+export interface SandboxTerminals {
+  /** Starts a process on a pseudo-terminal of `cols` × `rows`. */
+  create(options: TerminalOptions): Promise<Terminal>;
+}
+
 /** An isolated place to run untrusted code. Dispose with `await using` or `kill()`. */
 export interface Sandbox extends AsyncDisposable {
   /** Backend-assigned id; pass to `connectSandbox()` where `RECONNECT` is on. */
@@ -303,6 +360,8 @@ export interface Sandbox extends AsyncDisposable {
   createCodeContext(options?: { language?: string; signal?: AbortSignal }): Promise<CodeContext>;
   /** Files in the workspace. */
   readonly files: SandboxFiles;
+  /** Interactive terminals (needs `PTY`; refused with `CapabilityNotSupportedError` elsewhere). */
+  readonly terminals: SandboxTerminals;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
   /** Whether `kill()` or disposal has happened, or the sandbox was lost (see docs/errors.md). */
