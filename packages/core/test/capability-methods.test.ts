@@ -22,6 +22,8 @@ describe("capability flags and their methods", () => {
       "RECONNECT:provider.connect:exactly",
       "STATEFUL_CODE:driver.createCodeContext:exactly",
       "STATEFUL_CODE:driver.runCode:flag-needs-method",
+      "FILE_WATCH:driver.watchFiles:flag-needs-method",
+      "PTY:driver.openTerminal:flag-needs-method",
     ]);
   });
 
