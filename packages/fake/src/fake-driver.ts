@@ -637,7 +637,10 @@ export class FakeDriver implements SandboxDriverV1 {
     const stop = this.fs.watch({
       directory: target,
       recursive: request.recursive,
-      onEvent: (event) => request.onEvent(event.from === undefined ? { ...event, path: shown(event.path) } : { ...event, path: shown(event.path), from: shown(event.from) }),
+      onEvent: (event) =>
+        request.onEvent(
+          event.from === undefined ? { ...event, path: shown(event.path) } : { ...event, path: shown(event.path), from: shown(event.from) },
+        ),
     });
     this.watchStops.add(stop);
     return {

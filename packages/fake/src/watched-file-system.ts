@@ -96,7 +96,8 @@ export class WatchedFileSystem extends MountableFs {
     const existed = (await this.kind(args[1])) !== undefined;
     await this.quietly(() => super.cp(...args));
     const copied = this.watches.size > 0 ? await this.tree(args[1], false) : [];
-    for (const [index, entry] of copied.entries()) this.emit(index === 0 && existed && !entry.isDirectory ? "write" : "create", entry.path, entry.isDirectory);
+    for (const [index, entry] of copied.entries())
+      this.emit(index === 0 && existed && !entry.isDirectory ? "write" : "create", entry.path, entry.isDirectory);
   }
 
   override async mv(source: string, destination: string): Promise<void> {

@@ -23,7 +23,10 @@ async function readUntil(
 ): Promise<FileWatchEvent[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no matching event within ${EVENT_WAIT_MS} ms; seen: ${JSON.stringify(seen.slice(-20))}`)), EVENT_WAIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`no matching event within ${EVENT_WAIT_MS} ms; seen: ${JSON.stringify(seen.slice(-20))}`)),
+      EVENT_WAIT_MS,
+    );
   });
   try {
     for (;;) {

@@ -28,7 +28,8 @@ class TerminalScreen {
     for (;;) {
       const match = this.text.slice(from).match(pattern);
       if (match) return match;
-      if (Date.now() > deadline) throw new Error(`no ${String(pattern)} in the terminal's output within ${OUTPUT_WAIT_MS} ms: ${JSON.stringify(this.text.slice(-500))}`);
+      if (Date.now() > deadline)
+        throw new Error(`no ${String(pattern)} in the terminal's output within ${OUTPUT_WAIT_MS} ms: ${JSON.stringify(this.text.slice(-500))}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 500);
         this.waiters.push(() => {
@@ -102,7 +103,9 @@ export function registerTerminalTests(harness: ContractHarness): void {
       await terminal.kill();
       const exit = await terminal.wait();
       expect(exit.exitCode).toBe(137);
-      const left = await sandbox.commands.run("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done | grep -c 'sleep 107[12]' || true");
+      const left = await sandbox.commands.run(
+        "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done | grep -c 'sleep 107[12]' || true",
+      );
       expect(left.stdout.trim(), "processes the terminal started").toBe("0");
     },
   );

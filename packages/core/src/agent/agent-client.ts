@@ -152,10 +152,14 @@ export class SandboxAgentClient {
    */
   async openTerminal(request: TerminalRequest): Promise<DriverTerminal> {
     const { backend, enforcement } = this.settings;
-    if (!enforcement) throw new ProviderError({ backend, message: "Terminals through the sbx sandbox agent need the backend's enforcement (a verified kill)." });
+    if (!enforcement)
+      throw new ProviderError({ backend, message: "Terminals through the sbx sandbox agent need the backend's enforcement (a verified kill)." });
     const session = await this.current();
     if (!this.commandsReady)
-      throw new ProviderError({ backend, message: "The sbx sandbox agent cannot tag a terminal's processes here (its audit tag is set), so their kill could not be verified." });
+      throw new ProviderError({
+        backend,
+        message: "The sbx sandbox agent cannot tag a terminal's processes here (its audit tag is set), so their kill could not be verified.",
+      });
     return spawnThroughAgent(
       session,
       { command: request.command, cwd: request.cwd, env: request.env, stdin: true, onStdout: request.onData, onStderr: request.onData },

@@ -33,7 +33,12 @@ export function watchThroughAgent(session: AgentSession, workspace: string, requ
         return new FileNotFoundError({ path: request.path, backend, message: `Cannot watch ${request.path}: ${message}.` });
       case "not-a-directory":
       case "escapes-workspace":
-        return new PathError({ path: request.path, reason: header.code, backend, message: `Refused to watch ${JSON.stringify(request.path)}: ${message}.` });
+        return new PathError({
+          path: request.path,
+          reason: header.code,
+          backend,
+          message: `Refused to watch ${JSON.stringify(request.path)}: ${message}.`,
+        });
       default:
         return new ProviderError({ backend, message: `The sbx sandbox agent could not watch ${request.path} (${String(header.code)}): ${message}` });
     }

@@ -30,14 +30,19 @@ export async function watchFiles(state: SandboxState, given: string, rawOptions:
     const redacted = redactError(error, state.secretValues);
     return redacted instanceof Error ? redacted : error;
   };
-  const established: DriverFileWatch = await runFileCall(state, "watch files", { timeoutMs: options.timeoutMs, signal: options.signal }, DEFAULT_FILE_TIMEOUT_MS, (signal) =>
-    watchFilesMethod!({
-      path: target,
-      recursive: options.recursive ?? false,
-      signal,
-      onEvent: (event: FileWatchEvent) => queue.push(event),
-      onEnd: (error: Error) => queue.finish(redact(error)),
-    }),
+  const established: DriverFileWatch = await runFileCall(
+    state,
+    "watch files",
+    { timeoutMs: options.timeoutMs, signal: options.signal },
+    DEFAULT_FILE_TIMEOUT_MS,
+    (signal) =>
+      watchFilesMethod!({
+        path: target,
+        recursive: options.recursive ?? false,
+        signal,
+        onEvent: (event: FileWatchEvent) => queue.push(event),
+        onEnd: (error: Error) => queue.finish(redact(error)),
+      }),
   );
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -67,8 +72,7 @@ export async function watchFiles(state: SandboxState, given: string, rawOptions:
     stop,
     [Symbol.asyncDispose]: stop,
     [Symbol.asyncIterator]() {
-      if (iterated)
-        throw new InvalidArgumentError({ field: "watcher", backend, message: "A file watcher has one consumer: iterate it once." });
+      if (iterated) throw new InvalidArgumentError({ field: "watcher", backend, message: "A file watcher has one consumer: iterate it once." });
       iterated = true;
       return {
         next: () => queue.next(),

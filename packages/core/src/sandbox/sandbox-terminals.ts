@@ -87,7 +87,8 @@ export function createSandboxTerminals(state: SandboxState): SandboxTerminals {
       async function reportStop(cause: StopCause, timeoutMs: number): Promise<never> {
         const outcome = await cause.kill;
         if (cause.kind === "callback") throw guard.failure!;
-        if (cause.kind === "abort") throw new AbortedError({ backend, cause: options.signal?.reason, message: "The caller aborted the terminal; it was killed." });
+        if (cause.kind === "abort")
+          throw new AbortedError({ backend, cause: options.signal?.reason, message: "The caller aborted the terminal; it was killed." });
         throw new TimeoutError({
           backend,
           timeoutMs,
@@ -109,9 +110,11 @@ export function createSandboxTerminals(state: SandboxState): SandboxTerminals {
           await state.call("resize a terminal", () => running.resize(valid));
         },
         kill: () =>
-          (killing ??= state.call("kill a terminal", () => running.kill()).then(async () => {
-            await finished.catch(() => undefined);
-          })),
+          (killing ??= state
+            .call("kill a terminal", () => running.kill())
+            .then(async () => {
+              await finished.catch(() => undefined);
+            })),
         wait: () => finished,
       };
     },
