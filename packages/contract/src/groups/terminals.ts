@@ -61,7 +61,7 @@ export function registerTerminalTests(harness: ContractHarness): void {
 
   contractTest(
     "terminals.interactive-shell",
-    "the default shell runs on a terminal: typed input is echoed and run, and the exit code it exits with is the one wait() reports",
+    "the default shell runs on a terminal: typed input is echoed and run, Ctrl-C interrupts the foreground program, and the exit code it exits with is the one wait() reports",
     async () => {
       await using sandbox = await harness.createSandbox();
       const { screen, terminal } = await open(sandbox);
@@ -70,6 +70,13 @@ export function registerTerminalTests(harness: ContractHarness): void {
       await screen.waitFor(/sum-42/);
       await terminal.write("test -t 0 && test -t 1 && echo is-a-tty\n");
       await screen.waitFor(/is-a-tty\r?\n/);
+      // Ctrl-C is the terminal's interrupt: it stops the foreground program, and the shell goes on.
+      await terminal.write("sleep 300\n");
+      await screen.waitFor(/sleep 300\r?\n/);
+      const beforeInterrupt = screen.text.length;
+      await terminal.write("\u0003");
+      await terminal.write("echo after-$((1 + 1))\n");
+      await screen.waitFor(/after-2/, beforeInterrupt);
       await terminal.write("exit 7\n");
       const exit = await terminal.wait();
       expect(exit.exitCode).toBe(7);

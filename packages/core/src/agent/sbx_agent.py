@@ -689,7 +689,9 @@ def set_window_size(fd, size):
 
 def take_controlling_terminal():
     # Runs in the child after setsid (start_new_session): its stdin, the terminal, becomes its controlling terminal.
+    # The agent ignores SIGINT, and an ignored signal stays ignored across exec: Ctrl-C on the terminal must work.
     import fcntl, termios
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
