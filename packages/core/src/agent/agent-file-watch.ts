@@ -7,6 +7,12 @@ import type { AgentSession } from "./agent-session.js";
 /** Longest part of the agent's message kept in an error (the agent is sandbox code). */
 const MESSAGE_CHARACTERS = 2000;
 
+/** Whether `path` is a plain relative path below the watched directory (no `..`, no empty or absolute part, no NUL). */
+function isRelativeBelow(path: unknown): path is string {
+  if (typeof path !== "string" || path === "" || path.includes("\0")) return false;
+  return path.split("/").every((part) => part !== "" && part !== "." && part !== "..");
+}
+
 /** The event types the agent sends, by their short names. */
 const EVENT_TYPES = new Set(["create", "write", "remove", "rename", "overflow"]);
 
@@ -14,7 +20,8 @@ const EVENT_TYPES = new Set(["create", "write", "remove", "rename", "overflow"])
  * Watches a directory through the sbx agent (ADR 0049): `watch` with the workspace and the path inside it (the agent
  * walks it without following links out, and watches with inotify), `watch_events` frames whose body is a JSON array of
  * events, `watch_end` when the watched directory went away, `unwatch` to stop. Everything from the agent is checked:
- * an event that is not well formed is dropped and counted as an overflow (never believed, never thrown).
+ * an event that is not well formed, or names a path outside the watched directory, is dropped and counted as an
+ * overflow (never believed, never thrown).
  */
 export function watchThroughAgent(session: AgentSession, workspace: string, request: WatchFilesRequest, backend: string): Promise<DriverFileWatch> {
   const relative = request.path === workspace ? "" : request.path.slice(workspace.length + 1);
@@ -58,7 +65,8 @@ export function watchThroughAgent(session: AgentSession, workspace: string, requ
     const type = item.t;
     if (typeof type !== "string" || !EVENT_TYPES.has(type) || type === "overflow")
       return { type: "overflow", path: request.path, isDirectory: false, dropped: null };
-    if (typeof item.p !== "string" || (type === "rename" && typeof item.f !== "string"))
+    // A path that is not plain and below the watched directory is not believed: it is counted as a lost event.
+    if (!isRelativeBelow(item.p) || (type === "rename" && !isRelativeBelow(item.f)))
       return { type: "overflow", path: request.path, isDirectory: false, dropped: null };
     const base = { type: type as FileWatchEvent["type"], path: absolute(item.p), isDirectory: item.d === true };
     return type === "rename" ? { ...base, from: absolute(item.f as string) } : base;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, SandboxClosedError, SandboxNotFoundError } from "../errors/index.js";
+import { InvalidArgumentError, SandboxClosedError } from "../errors/index.js";
 import { DEFAULT_FILE_TIMEOUT_MS } from "../limits/file-limits.js";
 import { DEFAULT_MAX_BUFFERED_WATCH_EVENTS, WatchEventQueue } from "../limits/watch-event-queue.js";
 import { fileWatchOptionsSchema } from "../v1/options.js";
@@ -55,13 +55,9 @@ export async function watchFiles(state: SandboxState, given: string, rawOptions:
     return stopping;
   };
   const onAbort = () => void stop();
-  // The sandbox's end ends the watch: kill (here), lost (the driver's channel ends it through `onEnd`).
-  state.liveWatches.set(stop, (reason) => {
-    queue.finish(
-      reason === "lost"
-        ? new SandboxNotFoundError({ sandboxId: driver.id, backend, message: `The watch of ${target} ended: sandbox ${driver.id} is gone.` })
-        : new SandboxClosedError({ sandboxId: driver.id, operation: "watch files", backend }),
-    );
+  // The sandbox's kill ends the watch here; a lost sandbox ends it through the driver's `onEnd`.
+  state.liveWatches.set(stop, () => {
+    queue.finish(new SandboxClosedError({ sandboxId: driver.id, operation: "watch files", backend }));
     void established.stop().catch(() => {});
   });
   if (options.signal?.aborted) void stop();

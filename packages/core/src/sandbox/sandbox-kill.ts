@@ -17,7 +17,7 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
     if (!state.killing) {
       state.closedAt ??= new Date().toISOString();
       state.killing = (async () => {
-        for (const end of [...state.liveWatches.values()]) end("kill");
+        for (const end of [...state.liveWatches.values()]) end();
         state.liveWatches.clear();
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
         const destroying = state

@@ -44,8 +44,8 @@ export class SandboxState {
   readonly liveProcesses = new Set<SpawnedProcess>();
   /** Commands being started (spawn not yet answered): they count against `maxLiveProcesses` too. */
   startingProcesses = 0;
-  /** Running file watches: their stop, and what ends them when the sandbox ends (ADR 0049). */
-  readonly liveWatches = new Map<() => Promise<void>, (reason: "kill" | "lost") => void>();
+  /** Running file watches: their stop, and what ends them when the sandbox is killed (ADR 0049). */
+  readonly liveWatches = new Map<() => Promise<void>, () => void>();
   /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
   readonly createdContexts = new Set<string>();
 
