@@ -58,8 +58,11 @@ describe.skipIf(!tmuxAvailable || !docker.usable)("sbx shell in a real pseudo-te
       await waitFor(/hi-42/);
       expect(screen()).toContain(size());
       // Ctrl-C goes to the sandbox (raw mode): it interrupts the sleep there, and sbx keeps running.
-      tmux("send-keys", "-t", "shell", "-l", "sleep 300");
+      // The marker is the shell's output (the typed line shows `sleep''ing`); the pause lets the sleep become the
+      // terminal's foreground job.
+      tmux("send-keys", "-t", "shell", "-l", "echo sleep''ing; sleep 300");
       tmux("send-keys", "-t", "shell", "Enter");
+      await waitFor(/^sleeping$/m);
       await sleep(1_000);
       tmux("send-keys", "-t", "shell", "C-c");
       tmux("send-keys", "-t", "shell", "-l", "echo after-$((1 + 1))");

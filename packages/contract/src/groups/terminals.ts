@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import type { Terminal, TerminalOptions } from "@sbx/core";
 import {
+  delay,
   describeGroup,
   expectCapabilityRefused,
   expectSbxError,
@@ -71,8 +72,11 @@ export function registerTerminalTests(harness: ContractHarness): void {
       await terminal.write("test -t 0 && test -t 1 && echo is-a-tty\n");
       await screen.waitFor(/is-a-tty\r?\n/);
       // Ctrl-C is the terminal's interrupt: it stops the foreground program, and the shell goes on.
-      await terminal.write("sleep 300\n");
-      await screen.waitFor(/sleep 300\r?\n/);
+      // The marker is printed by the shell (the typed line shows `sleep''ing`), right before the sleep starts; the
+      // pause lets the sleep become the terminal's foreground job (a Ctrl-C before that reaches only the shell).
+      await terminal.write("echo sleep''ing; sleep 300\n");
+      await screen.waitFor(/\nsleeping\r?\n/);
+      await delay(1_000);
       const beforeInterrupt = screen.text.length;
       await terminal.write("\u0003");
       await terminal.write("echo after-$((1 + 1))\n");
