@@ -62,7 +62,7 @@ describe.skipIf(!tmuxAvailable || !docker.usable)("sbx shell in a real pseudo-te
       // terminal's foreground job.
       tmux("send-keys", "-t", "shell", "-l", "echo sleep''ing; sleep 300");
       tmux("send-keys", "-t", "shell", "Enter");
-      await waitFor(/^sleeping$/m);
+      await waitFor(/sleeping$/m);
       await sleep(1_000);
       tmux("send-keys", "-t", "shell", "C-c");
       tmux("send-keys", "-t", "shell", "-l", "echo after-$((1 + 1))");

@@ -75,7 +75,7 @@ export function registerTerminalTests(harness: ContractHarness): void {
       // The marker is printed by the shell (the typed line shows `sleep''ing`), right before the sleep starts; the
       // pause lets the sleep become the terminal's foreground job (a Ctrl-C before that reaches only the shell).
       await terminal.write("echo sleep''ing; sleep 300\n");
-      await screen.waitFor(/\nsleeping\r?\n/);
+      await screen.waitFor(/sleeping\r?\n/);
       await delay(1_000);
       const beforeInterrupt = screen.text.length;
       await terminal.write("\u0003");
