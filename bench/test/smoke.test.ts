@@ -47,6 +47,14 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "terminal-bench.mjs",
+    lines: [
+      new RegExp(String.raw`\| sbx terminal \(agent pty\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| docker exec -it \(dockerode, raw\) +\| ${NUMBER} +\| ${NUMBER} +\| 1\.000 +\|`),
+    ],
+    docker: true,
+  },
+  {
     file: "e2b-bench.mjs",
     lines: [
       new RegExp(String.raw`^create \(\+ kill, not timed\) .* ${NUMBER}x`, "m"),

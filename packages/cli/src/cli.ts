@@ -5,6 +5,7 @@ import { doctorCommand } from "./commands/doctor.js";
 import { gcCommand } from "./commands/gc.js";
 import { listCommand } from "./commands/ls.js";
 import { runCommand } from "./commands/run.js";
+import { shellCommand } from "./commands/shell.js";
 import { reportError, UsageError } from "./errors.js";
 import { registerBundledAdapters } from "./target.js";
 import type { CliEnvironment } from "./terminal.js";
@@ -16,6 +17,7 @@ export const USAGE = `sbx: run untrusted code in an isolated sandbox
 Usage:
   sbx run [--target URI] [--network deny|allow|HOST,...] [--timeout 30s] [--env K=V]... [--upload FILE[:PATH]]... [--raw-output] -- COMMAND...
   sbx code [--target URI] [--language python] [--out-dir DIR] FILE|-
+  sbx shell [--target URI] [--network ...] [--timeout 30s] [--env K=V]... [-- COMMAND...]   an interactive terminal in a sandbox
   sbx doctor                 which backends are usable here, and how to fix the others
   sbx ls [--all]             sbx sandboxes on the Docker engine (this host's; --all: every host's)
   sbx gc [--dry-run]         remove orphaned Docker sandboxes
@@ -24,7 +26,7 @@ Usage:
 Targets: docker://IMAGE, e2b://TEMPLATE, fake:// (not a security boundary), auto (default; or SBX_TARGET).
 On a terminal, control characters in sandbox output are shown escaped (^[ for ESC); --raw-output passes them as they are.
 Everywhere: --json (one JSON document on stdout), --quiet (no status lines or progress), --no-color (or NO_COLOR=1).
-Exit status: the command's own for run; 1 when code raised; 124 timeout; 125 sbx error; 2 usage.
+Exit status: the command's own for run and shell; 1 when code raised; 124 timeout; 125 sbx error; 2 usage.
 `;
 
 const GLOBAL_OPTIONS = {
@@ -47,6 +49,7 @@ const SANDBOX_OPTIONS = {
 const COMMAND_OPTIONS: Record<string, ParseArgsConfig["options"]> = {
   run: { ...SANDBOX_OPTIONS, upload: { type: "string", short: "u", multiple: true } },
   code: { ...SANDBOX_OPTIONS, language: { type: "string", short: "l" }, "out-dir": { type: "string", short: "o" } },
+  shell: { ...SANDBOX_OPTIONS },
   doctor: {},
   ls: { all: { type: "boolean", short: "a" } },
   gc: { "dry-run": { type: "boolean", short: "n" } },
@@ -89,7 +92,7 @@ export async function runCli(environment: CliEnvironment): Promise<number> {
       return 0;
     }
     const commandOptions = COMMAND_OPTIONS[command];
-    if (!commandOptions) throw new UsageError(`Unknown command ${JSON.stringify(command)}. Commands: run, code, doctor, ls, gc, mcp.`);
+    if (!commandOptions) throw new UsageError(`Unknown command ${JSON.stringify(command)}. Commands: run, code, shell, doctor, ls, gc, mcp.`);
     let parsed;
     try {
       parsed = parseArgs({ args: [...rest], options: { ...GLOBAL_OPTIONS, ...commandOptions }, allowPositionals: true, strict: true });
@@ -115,6 +118,8 @@ export async function runCli(environment: CliEnvironment): Promise<number> {
         return await runCommand(environment, mode, values, parsed.positionals);
       case "code":
         return await codeCommand(environment, mode, values, parsed.positionals);
+      case "shell":
+        return await shellCommand(environment, mode, values, parsed.positionals);
       case "doctor":
         return await doctorCommand(environment, mode);
       case "ls":

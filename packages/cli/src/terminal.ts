@@ -24,6 +24,24 @@ export interface CliEnvironment {
   readonly cwd: string;
   /** Aborted on Ctrl-C: the running command is killed and the sandbox removed. */
   readonly signal?: AbortSignal;
+  /** The user's terminal, for `sbx shell` (raw input, size, resize). Absent when not run from a terminal program. */
+  readonly interactive?: CliInteractiveTerminal;
+}
+
+/** The user's terminal as `sbx shell` drives it (adr/0049). */
+export interface CliInteractiveTerminal {
+  /** True when both standard input and standard output are terminals. */
+  readonly isTTY: boolean;
+  /** The terminal's current size. */
+  size(): { cols: number; rows: number };
+  /** Raw mode on (every key, Ctrl-C included, goes to the sandbox) or off (restored). */
+  setRawMode(raw: boolean): void;
+  /** Calls `listener` with each chunk of input; returns the function that stops listening. */
+  onInput(listener: (data: Uint8Array) => void): () => void;
+  /** Calls `listener` when the terminal's size changes; returns the function that stops listening. */
+  onResize(listener: () => void): () => void;
+  /** Writes bytes to the terminal as they are. */
+  write(data: Uint8Array): void;
 }
 
 /** Global output switches every command honours. */

@@ -227,7 +227,7 @@ describe("the command line itself", () => {
     const unknown = await sbx(["frobnicate"]);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toBe(
-      'error [USAGE]: Unknown command "frobnicate". Commands: run, code, doctor, ls, gc, mcp.\nremedy: Run `sbx --help` for usage.\n',
+      'error [USAGE]: Unknown command "frobnicate". Commands: run, code, shell, doctor, ls, gc, mcp.\nremedy: Run `sbx --help` for usage.\n',
     );
   });
 });

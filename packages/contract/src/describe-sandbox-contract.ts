@@ -5,6 +5,8 @@ import { registerCommandsTests } from "./groups/commands.js";
 import { registerConcurrencyTests } from "./groups/concurrency.js";
 import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
+import { registerFileWatchTests } from "./groups/file-watch.js";
+import { registerTerminalTests } from "./groups/terminals.js";
 import { registerFilePolicyTests } from "./groups/file-policy.js";
 import { registerFileRaceTests } from "./groups/file-races.js";
 import { registerInitialFilesTests } from "./groups/initial-files.js";
@@ -44,6 +46,8 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("file policy", () => registerFilePolicyTests(harness));
     describe("file races and names", () => registerFileRaceTests(harness));
     describe("initial files", () => registerInitialFilesTests(harness));
+    describe("file watching", () => registerFileWatchTests(harness));
+    describe("terminals", () => registerTerminalTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

@@ -3,6 +3,8 @@ export { describeLifecycleContract } from "./groups/lifecycle.js";
 export { describeCommandsContract, printBytesCommand } from "./groups/commands.js";
 export { describeBackgroundCommandsContract } from "./groups/background.js";
 export { describeFilesContract } from "./groups/files.js";
+export { describeFileWatchContract } from "./groups/file-watch.js";
+export { describeTerminalsContract } from "./groups/terminals.js";
 export { describeRunCodeContract, describeCodeContextsContract } from "./groups/run-code.js";
 export { describeNetworkContract, defaultProbeCommand } from "./groups/network.js";
 export { describeSecretsContract } from "./groups/secrets.js";

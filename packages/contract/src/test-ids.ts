@@ -74,6 +74,20 @@ export const CONTRACT_TEST_IDS = [
   "files.commands-visible-to-files",
   "files.upload-download",
 
+  "file-watch.events-in-order",
+  "file-watch.recursive",
+  "file-watch.confined",
+  "file-watch.burst-bounded",
+  "file-watch.ends-with-sandbox",
+  "file-watch.refused",
+
+  "terminals.interactive-shell",
+  "terminals.size-and-resize",
+  "terminals.kill-verified",
+  "terminals.timeout-and-callback",
+  "terminals.end-with-sandbox",
+  "terminals.refused",
+
   "run-code.stdout",
   "run-code.error",
   "run-code.results-null",

@@ -19,6 +19,10 @@ export type {
   ProbeAnswer,
   DriverAgentEnforcement,
   DriverCodeAgent,
+  WatchFilesRequest,
+  DriverFileWatch,
+  TerminalRequest,
+  DriverTerminal,
 } from "./v1/provider.js";
 export type { ResolvedCreateOptions } from "./v1/options.js";
 export { defineCapabilities, narrowCapabilities } from "./v1/capabilities.js";

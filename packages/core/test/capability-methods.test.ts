@@ -25,6 +25,8 @@ describe("capability flags and their methods", () => {
       "STATEFUL_CODE:driver.createCodeContext:exactly",
       "STATEFUL_CODE:driver.runCode:flag-needs-method",
       "SET_LIFETIME:driver.setLifetime:flag-needs-method",
+      "FILE_WATCH:driver.watchFiles:flag-needs-method",
+      "PTY:driver.openTerminal:flag-needs-method",
     ]);
   });
 

@@ -8,6 +8,8 @@ import { defineCapabilities } from "@sbx/core";
  * - HOST_MOUNTS, RESOURCE_LIMITS: bind mounts and cgroup limits, read back after create.
  * - LIST_SANDBOXES, NAMED_SANDBOXES: label filters on the engine's container list, and its unique container names (ADR 0050).
  * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
+ * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
+ * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -22,5 +24,7 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
   SET_LIFETIME: true,
+  FILE_WATCH: true,
+  PTY: true,
   languages: ["python"],
 });

@@ -10,5 +10,6 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
   SET_LIFETIME: true,
+  FILE_WATCH: true,
   languages: ["python"],
 });

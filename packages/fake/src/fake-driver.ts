@@ -1,4 +1,4 @@
-import { Bash, InMemoryFs, MountableFs, OverlayFs, ReadWriteFs, type IFileSystem } from "just-bash";
+import { Bash, InMemoryFs, OverlayFs, ReadWriteFs, type IFileSystem } from "just-bash";
 import { ShellScriptRunner } from "./shell-script-runner.js";
 import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type FileEntry, type Mount } from "@sbx/core";
 import type {
@@ -10,6 +10,8 @@ import type {
   SandboxDriverV1,
   SpawnedProcess,
   SpawnRequest,
+  DriverFileWatch,
+  WatchFilesRequest,
 } from "@sbx/core/adapter";
 import type { CallRecord } from "./call-record.js";
 import { createEgressFetch } from "./egress-fetch.js";
@@ -17,6 +19,7 @@ import type { FaultInjector } from "./fault-injector.js";
 import { handlerMatches, type ResolvedFakeSettings } from "./fake-settings.js";
 import type { PythonInterpreters } from "./python-interpreters.js";
 import type { PythonEntry, PythonRoot } from "./python-runtime.js";
+import { WatchedFileSystem } from "./watched-file-system.js";
 
 /** Exit code reported for a killed command: 128 + SIGKILL. */
 const KILLED_EXIT_CODE = 137;
@@ -101,8 +104,10 @@ export class FakeDriver implements SandboxDriverV1 {
   readonly createCodeContext?: SandboxDriverV1["createCodeContext"];
   private readonly bash: Bash;
   private readonly shell: ShellScriptRunner;
-  private readonly fs: MountableFs;
+  private readonly fs: WatchedFileSystem;
   private readonly processes = new Set<SpawnedProcess>();
+  /** The stops of running file watches, called when the sandbox is destroyed. */
+  private readonly watchStops = new Set<() => void>();
   private readonly contexts: string[] = [];
   private readonly secrets: string[];
   private lifetimeTimer: NodeJS.Timeout;
@@ -123,7 +128,7 @@ export class FakeDriver implements SandboxDriverV1 {
     this.workspace = settings.workspace;
     this.audit = config.audit;
     this.secrets = Object.values(options.secrets).filter((value) => value.length > 0);
-    this.fs = new MountableFs({ base: new InMemoryFs() });
+    this.fs = new WatchedFileSystem({ base: new InMemoryFs() });
     for (const mount of options.mounts) this.fs.mount(mount.sandboxPath, mountFilesystem(mount));
     this.shell = new ShellScriptRunner(this.fs);
     this.bash = new Bash({
@@ -663,6 +668,41 @@ export class FakeDriver implements SandboxDriverV1 {
   }
 
   /**
+   * Watches a directory of the in-memory file system (ADR 0049): events come from the file system's own mutations, by
+   * the shell, Python or the files API, in order. A path whose links lead out of the workspace is refused like every
+   * file call; events name paths as the caller gave the watched directory.
+   */
+  async watchFiles(request: WatchFilesRequest): Promise<DriverFileWatch> {
+    this.ensureAvailable();
+    this.record("file", "watchFiles", { path: request.path, recursive: request.recursive });
+    const target = await this.confined(request.path, true);
+    const info = await this.entry(target, request.path);
+    if (info.type !== "directory")
+      throw new PathError({
+        path: request.path,
+        reason: "not-a-directory",
+        backend: "fake",
+        message: `Refused to watch ${JSON.stringify(request.path)}: it is not a directory.`,
+      });
+    const shown = (path: string) => request.path + path.slice(target.length);
+    const stop = this.fs.watch({
+      directory: target,
+      recursive: request.recursive,
+      onEvent: (event) =>
+        request.onEvent(
+          event.from === undefined ? { ...event, path: shown(event.path) } : { ...event, path: shown(event.path), from: shown(event.from) },
+        ),
+    });
+    this.watchStops.add(stop);
+    return {
+      stop: async () => {
+        this.watchStops.delete(stop);
+        stop();
+      },
+    };
+  }
+
+  /**
    * Whether the sandbox still exists, for core's lost-sandbox rule (ADR 0037): `"gone"` once it was lost (a fault),
    * its lifetime ended or it was destroyed, else `"running"`. The fake always knows.
    */
@@ -675,6 +715,8 @@ export class FakeDriver implements SandboxDriverV1 {
     this.destroyed = true;
     clearTimeout(this.lifetimeTimer);
     this.record("kill", "destroy", {});
+    for (const stop of this.watchStops) stop();
+    this.watchStops.clear();
     await Promise.allSettled([...this.processes].map((process) => process.kill()));
     if (this.contexts.length > 0) this.config.python().dropContexts(this.contexts);
     this.config.onDestroyed(this.id);

@@ -89,6 +89,9 @@ export const fakeSettingsSchema = z
         HOST_MOUNTS: z.boolean().optional(),
         RECONNECT: z.literal(false).optional(),
         RESOURCE_LIMITS: z.literal(false).optional(),
+        FILE_WATCH: z.boolean().optional(),
+        PTY: z.literal(false).optional(),
+        PORTS: z.literal(false).optional(),
         languages: z.array(z.string().min(1)).optional(),
       })
       .strict()

@@ -1,9 +1,20 @@
 import { AbortedError, ProviderError } from "../errors/index.js";
-import type { CodeRequest, DriverExecution, SandboxDriverV1, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
+import type {
+  CodeRequest,
+  DriverExecution,
+  DriverFileWatch,
+  DriverTerminal,
+  SandboxDriverV1,
+  SpawnedProcess,
+  SpawnRequest,
+  TerminalRequest,
+  WatchFilesRequest,
+} from "../v1/provider.js";
 import { agentClientSettings, type AgentClientSettings, type AgentRunOptions, type SandboxAgentClientOptions } from "./agent-client-options.js";
 import { AgentCodeContexts } from "./agent-code-contexts.js";
 import { runInAgent } from "./agent-code-runs.js";
 import { spawnThroughAgent } from "./agent-commands.js";
+import { watchThroughAgent } from "./agent-file-watch.js";
 import type { AgentSession } from "./agent-session.js";
 import { startAgentSession } from "./agent-session-start.js";
 
@@ -125,6 +136,35 @@ export class SandboxAgentClient {
     if (!session || session.ended || !this.commandsReady)
       throw new ProviderError({ backend: this.settings.backend, message: "No sandbox agent that can run commands is running." });
     return spawnThroughAgent(session, request, { backend: this.settings.backend, enforcement: this.settings.enforcement });
+  }
+
+  /** Watches a directory with inotify inside the sandbox (starting the agent if it is not running); see `watchThroughAgent`. */
+  async watchFiles(request: WatchFilesRequest): Promise<DriverFileWatch> {
+    if (request.signal.aborted) throw new AbortedError({ backend: this.settings.backend, cause: request.signal.reason });
+    const session = await this.current();
+    return watchThroughAgent(session, this.driver.workspace, request, this.settings.backend);
+  }
+
+  /**
+   * Starts a process on a pseudo-terminal through the agent (starting it if it is not running), held to the backend's
+   * enforcement like a command (audit tag, verified kill, exit rule). Refused without enforcement: a terminal's kill
+   * must be verified by the backend.
+   */
+  async openTerminal(request: TerminalRequest): Promise<DriverTerminal> {
+    const { backend, enforcement } = this.settings;
+    if (!enforcement)
+      throw new ProviderError({ backend, message: "Terminals through the sbx sandbox agent need the backend's enforcement (a verified kill)." });
+    const session = await this.current();
+    if (!this.commandsReady)
+      throw new ProviderError({
+        backend,
+        message: "The sbx sandbox agent cannot tag a terminal's processes here (its audit tag is set), so their kill could not be verified.",
+      });
+    return spawnThroughAgent(
+      session,
+      { command: request.command, cwd: request.cwd, env: request.env, stdin: true, onStdout: request.onData, onStderr: request.onData },
+      { backend, enforcement, terminal: { cols: request.cols, rows: request.rows } },
+    );
   }
 
   /** Stops the agent (its interpreters end with it). Idempotent; later calls fail. */

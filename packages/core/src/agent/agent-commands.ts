@@ -1,7 +1,7 @@
 import { ProviderError } from "../errors/index.js";
 import { commandExitOutcome } from "../posix/command-exit-outcome.js";
 import { settleWithinGrace } from "../limits/deadline.js";
-import type { SpawnedProcess, SpawnRequest } from "../v1/provider.js";
+import type { DriverTerminal, SpawnedProcess, SpawnRequest } from "../v1/provider.js";
 import type { AgentCommandEnforcement } from "./agent-client-options.js";
 import type { AgentFrame } from "./agent-frames.js";
 import { agentRequestError } from "./agent-request-error.js";
@@ -25,10 +25,15 @@ type ExitValue = Awaited<SpawnedProcess["exit"]>;
 export async function spawnThroughAgent(
   session: AgentSession,
   request: SpawnRequest,
-  options: { readonly backend: string; readonly enforcement: AgentCommandEnforcement | undefined },
-): Promise<SpawnedProcess> {
+  options: {
+    readonly backend: string;
+    readonly enforcement: AgentCommandEnforcement | undefined;
+    /** Run the command on a pseudo-terminal of this size (ADR 0049): one output stream, input, `resize`. */
+    readonly terminal?: { readonly cols: number; readonly rows: number };
+  },
+): Promise<SpawnedProcess & Pick<DriverTerminal, "resize">> {
   const command = new AgentCommand(session, options.backend, options.enforcement);
-  await command.start(request);
+  await command.start(request, options.terminal);
   return command.process();
 }
 
@@ -62,7 +67,7 @@ class AgentCommand {
   }
 
   /** Sends `spawn`; resolves when the agent says the command started, rejects when it refused or died first. */
-  start(request: SpawnRequest): Promise<void> {
+  start(request: SpawnRequest, terminal?: { readonly cols: number; readonly rows: number }): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const onFrame = ({ header, body }: AgentFrame) => {
         try {
@@ -102,15 +107,17 @@ class AgentCommand {
         env: environment,
         stdin: request.stdin,
         ...(this.tag ? { tag: this.tag } : {}),
+        ...(terminal ? { terminal: { cols: terminal.cols, rows: terminal.rows } } : {}),
       };
       this.id = this.session.request(null, header, { onFrame, fail });
     });
   }
 
   /** The command as the driver's `SpawnedProcess`. */
-  process(): SpawnedProcess {
+  process(): SpawnedProcess & Pick<DriverTerminal, "resize"> {
     const target = this.id;
     return {
+      resize: async (size) => this.session.send({ type: "resize", target, cols: size.cols, rows: size.rows }),
       pid: `agent-${target}`,
       exit: this.exit,
       writeStdin: async (data) => this.session.send({ type: "stdin", target }, data),

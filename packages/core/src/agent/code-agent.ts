@@ -5,7 +5,7 @@ import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-clie
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
 export type SandboxDriverWithAgent = SandboxDriverV1 &
-  Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext">> & {
+  Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext" | "watchFiles" | "openTerminal">> & {
     /** The agent client, for adapters and tests that need more (closing a context, the agent's hello). */
     readonly agent: SandboxAgentClient;
   };
@@ -41,6 +41,10 @@ export interface AttachedSandboxAgent {
   readonly runCode: (request: CodeRequest) => Promise<DriverExecution>;
   /** Creates a persistent code context in the agent. */
   readonly createCodeContext: NonNullable<SandboxDriverV1["createCodeContext"]>;
+  /** Watches a directory through the agent (inotify in the sandbox, ADR 0049). */
+  readonly watchFiles: NonNullable<SandboxDriverV1["watchFiles"]>;
+  /** Starts a terminal through the agent (a pseudo-terminal in the sandbox, ADR 0049); refused without `enforcement`. */
+  readonly openTerminal: NonNullable<SandboxDriverV1["openTerminal"]>;
   /** Stops the agent, bounded (a stuck agent must not hold up the sandbox's removal). Never rejects. */
   readonly stop: () => Promise<void>;
 }
@@ -69,6 +73,8 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
     spawn: commandsThroughAgent ? spawn : driver.spawn.bind(driver),
     runCode: (request) => agent.run(request, { outputLimitBytes: request.outputLimitBytes }),
     createCodeContext: (request) => agent.createContext(request),
+    watchFiles: (request) => agent.watchFiles(request),
+    openTerminal: (request) => agent.openTerminal(request),
     stop: () =>
       withinTime(
         agent.stop().catch(() => {}),
@@ -113,6 +119,8 @@ export function withCodeAgent(driver: SandboxDriverV1, options: CodeAgentOptions
     spawn: attached.spawn,
     runCode: attached.runCode,
     createCodeContext: attached.createCodeContext,
+    watchFiles: driver.watchFiles ? (request) => driver.watchFiles!(request) : attached.watchFiles,
+    openTerminal: driver.openTerminal ? (request) => driver.openTerminal!(request) : attached.openTerminal,
     readFile: own("readFile"),
     writeFile: own("writeFile"),
     list: own("list"),

@@ -680,6 +680,21 @@ class Run(object):
         self.agent.send({"type": "done", "id": self.id, "status": status, "error": error, "lost": lost, "oom": (lost == OOM_REASON) if OOM_KILLS_READABLE else None, "dropped": self.dropped})
 
 
+def set_window_size(fd, size):
+    import fcntl, termios
+    rows = max(1, min(int(size.get("rows", 24)), 10000))
+    cols = max(1, min(int(size.get("cols", 80)), 10000))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def take_controlling_terminal():
+    # Runs in the child after setsid (start_new_session): its stdin, the terminal, becomes its controlling terminal.
+    # The agent ignores SIGINT, and an ignored signal stays ignored across exec: Ctrl-C on the terminal must work.
+    import fcntl, termios
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def tagged_script(tag, cwd, command):
     # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
     # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
@@ -704,16 +719,37 @@ class Command(object):
         if tag is not None and not (isinstance(tag, str) and tag.isdigit()):
             raise ValueError("tag must be a decimal string")
         argv = ["sh", "-c", tagged_script(tag, cwd, command)] if tag else ["sh", "-c", 'cd -- "$1" || exit 126; exec sh -c "$2"', "sbx", cwd, command]
-        self.process = subprocess.Popen(
-            argv,
-            env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         self.pending_input = bytearray()
         self.close_input = False
-        self.stdin = self.process.stdin.fileno() if self.process.stdin else None
         self.readers = {}
-        for stream, kind in ((self.process.stdout, "stdout"), (self.process.stderr, "stderr")):
-            fd = stream.fileno()
+        self.terminal = None
+        size = request.get("terminal")
+        if size is not None:
+            # A terminal (adr/0049): the command's stdin, stdout and stderr are one pseudo-terminal, its controlling
+            # terminal (a new session); output arrives as `stdout` frames, input through `stdin`, size through `resize`.
+            env.setdefault("TERM", "xterm-256color")
+            master, slave = os.openpty()
+            try:
+                set_window_size(slave, size)
+                self.process = subprocess.Popen(
+                    argv, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True,
+                    preexec_fn=take_controlling_terminal)
+            except BaseException:
+                os.close(master)
+                raise
+            finally:
+                os.close(slave)
+            self.terminal = master
+            self.stdin = os.dup(master)
+            streams = ((master, "stdout"),)
+        else:
+            self.process = subprocess.Popen(
+                argv,
+                env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            self.stdin = self.process.stdin.fileno() if self.process.stdin else None
+            streams = ((self.process.stdout.fileno(), "stdout"), (self.process.stderr.fileno(), "stderr"))
+        for fd, kind in streams:
             os.set_blocking(fd, False)
             self.readers[fd] = kind
             agent.selector.register(fd, selectors.EVENT_READ, (self, kind))
@@ -773,7 +809,7 @@ class Command(object):
             self.agent.selector.register(self.stdin, selectors.EVENT_WRITE, (self, "stdin"))
         elif not self.pending_input and registered:
             self.agent.selector.unregister(self.stdin)
-        if not self.pending_input and self.close_input:
+        if not self.pending_input and self.close_input and self.terminal is None:
             try:
                 self.process.stdin.close()
             except OSError:
@@ -805,9 +841,256 @@ class Command(object):
                     stream.close()
             except OSError:
                 pass
+        if self.terminal is not None:
+            for fd in (self.terminal, self.stdin):
+                try:
+                    os.close(fd)
+                except (OSError, TypeError):
+                    pass
+            self.stdin = None
         code = self.process.returncode
         self.agent.commands.pop(self.id, None)
         self.agent.send({"type": "exit", "id": self.id, "exit_code": code if code >= 0 else 128 - code})
+
+
+# --- file watching (adr/0049): inotify through ctypes, confined to the workspace, bounded by the kernel's queue ---
+IN_MODIFY, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED, IN_ISDIR = 0x400, 0x800, 0x4000, 0x8000, 0x40000000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
+WATCH_MASK = (IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+              | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+MAX_WATCHED_DIRECTORIES = 8192
+INOTIFY_EVENT = struct.Struct("iIII")
+
+
+class WatchRefused(Exception):
+    def __init__(self, code, message):
+        Exception.__init__(self, message)
+        self.code = code
+
+
+def open_confined_directory(root_fd, parts):
+    # Walks `parts` from the workspace one component at a time without following any symbolic link (O_NOFOLLOW on
+    # every step), so a path that leads out of the workspace cannot be opened, even if it changes while we walk.
+    current = os.dup(root_fd)
+    try:
+        for part in parts:
+            following = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=current)
+            os.close(current)
+            current = following
+        return current
+    except BaseException:
+        os.close(current)
+        raise
+
+
+class Watch(object):
+    """A watched directory tree: one inotify instance, events sent in order, a kernel overflow sent as a marker."""
+
+    def __init__(self, agent, request):
+        self.agent = agent
+        self.id = request["id"]
+        self.recursive = request.get("recursive") is True
+        self.lost = None
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.add_watch = libc.inotify_add_watch
+        self.add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        self.remove_watch = libc.inotify_rm_watch
+        root = os.fsencode(str(request.get("root") or "/"))
+        relative = [part for part in os.fsencode(str(request.get("path") or "")).split(b"/") if part not in (b"", b".")]
+        if b".." in relative:
+            raise WatchRefused("escapes-workspace", "the path has a .. component")
+        self.root_fd = os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.real_parts = self.resolve(root, relative)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            os.close(self.root_fd)
+            raise WatchRefused("watch-failed", "inotify_init1: %s" % os.strerror(ctypes.get_errno()))
+        self.directories = {}
+        self.pending_from = None
+        self.events = []
+        try:
+            self.add(())
+        except BaseException:
+            self.close()
+            raise
+        if self.recursive:
+            self.add_below((), announce=False)
+        agent.selector.register(self.fd, selectors.EVENT_READ, (self, "watch"))
+
+    def resolve(self, root, relative):
+        # Symbolic links on the path are followed only to somewhere inside the workspace; the walk that opens the
+        # directory then follows none (see open_confined_directory).
+        real_root = os.path.realpath(root)
+        target = os.path.realpath(os.path.join(root, *relative)) if relative else real_root
+        if target != real_root and not target.startswith(real_root.rstrip(b"/") + b"/"):
+            raise WatchRefused("escapes-workspace", "a symbolic link on the path leads outside the workspace")
+        parts = tuple(part for part in target[len(real_root):].split(b"/") if part)
+        try:
+            os.close(open_confined_directory(self.root_fd, parts))
+        except FileNotFoundError:
+            raise WatchRefused("not-found", "no such directory")
+        except NotADirectoryError:
+            raise WatchRefused("not-a-directory", "the path is not a directory")
+        except OSError as error:
+            raise WatchRefused("escapes-workspace" if error.errno == 40 else "watch-failed", "%s" % error)
+        return parts
+
+    def add(self, below):
+        if len(self.directories) >= MAX_WATCHED_DIRECTORIES:
+            self.events.append({"t": "overflow"})
+            return None
+        fd = open_confined_directory(self.root_fd, self.real_parts + below)
+        try:
+            wd = self.add_watch(self.fd, b"/proc/self/fd/%d" % fd, WATCH_MASK & ~IN_DONT_FOLLOW)
+        finally:
+            os.close(fd)
+        if wd < 0:
+            error = ctypes.get_errno()
+            if not below:
+                raise WatchRefused("watch-failed", "inotify_add_watch: %s" % os.strerror(error))
+            self.events.append({"t": "overflow"})
+            return None
+        self.directories[wd] = below
+        return wd
+
+    def add_below(self, below, announce):
+        # A new directory may have gained entries before its watch was in place: they are reported as created.
+        try:
+            fd = open_confined_directory(self.root_fd, self.real_parts + below)
+        except OSError:
+            return
+        entries = []
+        try:
+            readable = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+            try:
+                with os.scandir(readable) as scan:
+                    entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
+            finally:
+                os.close(readable)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        for name, is_directory in entries:
+            name = os.fsencode(name)
+            if announce:
+                self.events.append({"t": "create", "p": self.shown(below + (name,)), "d": is_directory})
+            if is_directory:
+                try:
+                    if self.add(below + (name,)) is not None:
+                        self.add_below(below + (name,), announce)
+                except OSError:
+                    pass
+
+    def shown(self, parts):
+        return os.fsdecode(b"/".join(parts))
+
+    def on_readable(self, fd, kind):
+        while True:
+            try:
+                data = os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                break
+            except OSError:
+                data = b""
+            if not data:
+                break
+            self.parse(data)
+            if self.lost is not None:
+                return
+        self.flush()
+
+    def parse(self, data):
+        offset = 0
+        while offset + INOTIFY_EVENT.size <= len(data):
+            wd, mask, cookie, length = INOTIFY_EVENT.unpack_from(data, offset)
+            name = data[offset + INOTIFY_EVENT.size:offset + INOTIFY_EVENT.size + length].rstrip(b"\0")
+            offset += INOTIFY_EVENT.size + length
+            self.event(wd, mask, cookie, name)
+        self.settle_move()
+
+    def settle_move(self):
+        if self.pending_from is not None:
+            # Moved out of the watched tree: gone from it.
+            self.events.append({"t": "remove", "p": self.pending_from[1], "d": self.pending_from[2]})
+            self.pending_from = None
+
+    def event(self, wd, mask, cookie, name):
+        if mask & IN_Q_OVERFLOW:
+            self.settle_move()
+            self.events.append({"t": "overflow"})
+            return
+        below = self.directories.get(wd)
+        if mask & IN_IGNORED:
+            self.directories.pop(wd, None)
+            return
+        if below is None:
+            return
+        if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+            if not below:
+                self.settle_move()
+                self.end("not-found", "the watched directory was removed or moved away")
+            return
+        is_directory = bool(mask & IN_ISDIR)
+        path = self.shown(below + (name,))
+        if mask & IN_MOVED_TO and self.pending_from is not None and self.pending_from[0] == cookie:
+            old = self.pending_from
+            self.pending_from = None
+            self.events.append({"t": "rename", "p": path, "f": old[1], "d": is_directory})
+            if is_directory and self.recursive:
+                self.rewatch(old[1], below + (name,))
+            return
+        self.settle_move()
+        if mask & IN_MOVED_FROM:
+            self.pending_from = (cookie, path, is_directory)
+        elif mask & (IN_CREATE | IN_MOVED_TO):
+            self.events.append({"t": "create", "p": path, "d": is_directory})
+            if is_directory and self.recursive:
+                try:
+                    if self.add(below + (name,)) is not None:
+                        self.add_below(below + (name,), announce=True)
+                except OSError:
+                    pass
+        elif mask & IN_DELETE:
+            self.events.append({"t": "remove", "p": path, "d": is_directory})
+        elif mask & IN_MODIFY:
+            last = self.events[-1] if self.events else None
+            if not (last and last.get("t") == "write" and last.get("p") == path):
+                self.events.append({"t": "write", "p": path, "d": is_directory})
+
+    def rewatch(self, old_path, new_below):
+        # A directory renamed inside the tree keeps its watches; their paths move with it.
+        old_prefix = tuple(os.fsencode(old_path).split(b"/"))
+        for wd, below in list(self.directories.items()):
+            if below[:len(old_prefix)] == old_prefix:
+                self.directories[wd] = new_below + below[len(old_prefix):]
+
+    def flush(self):
+        if self.events and self.lost is None:
+            events, self.events = self.events, []
+            # The paths travel in the body as ASCII JSON: a name that is not UTF-8 keeps its bytes (surrogateescape).
+            self.agent.send({"type": "watch_events", "id": self.id}, json.dumps(events, separators=(",", ":")).encode("ascii"))
+
+    def end(self, code, message):
+        self.flush()
+        self.close()
+        self.agent.watches.pop(self.id, None)
+        self.agent.send({"type": "watch_end", "id": self.id, "code": code, "message": message})
+
+    def close(self):
+        if self.lost is not None:
+            return
+        self.lost = "closed"
+        try:
+            self.agent.selector.unregister(self.fd)
+        except (KeyError, ValueError):
+            pass
+        for descriptor in (self.fd, self.root_fd):
+            try:
+                os.close(descriptor)
+            except OSError:
+                pass
 
 
 class Agent(object):
@@ -819,6 +1102,7 @@ class Agent(object):
         self.workers = set()
         self.runs = {}
         self.commands = {}
+        self.watches = {}
         self.counter = 0
         self.reader = FrameReader()
 
@@ -843,6 +1127,15 @@ class Agent(object):
             command = self.commands.get(header.get("target"))
             if command is not None:
                 command.write_input(body, kind == "stdin_close")
+            return
+        if kind == "resize":
+            # A notification: a terminal's new size (the kernel sends SIGWINCH to its foreground process group).
+            command = self.commands.get(header.get("target"))
+            if command is not None and command.terminal is not None:
+                try:
+                    set_window_size(command.terminal, header)
+                except (OSError, ValueError, TypeError):
+                    pass
             return
         request_id = header.get("id")
         if not isinstance(request_id, int):
@@ -908,6 +1201,23 @@ class Agent(object):
             command = self.commands.get(header.get("target"))
             if command is not None:
                 command.kill()
+            self.send({"type": "ack", "id": request_id})
+        elif kind == "watch":
+            try:
+                watch = Watch(self, header)
+            except WatchRefused as error:
+                self.fail(request_id, error.code, str(error))
+                return
+            except Exception as error:
+                self.fail(request_id, "watch-failed", "%s: %s" % (type(error).__name__, error))
+                return
+            self.watches[request_id] = watch
+            self.send({"type": "watching", "id": request_id})
+            watch.flush()
+        elif kind == "unwatch":
+            watch = self.watches.pop(header.get("target"), None)
+            if watch is not None:
+                watch.close()
             self.send({"type": "ack", "id": request_id})
         elif kind == "shutdown":
             self.shutdown()

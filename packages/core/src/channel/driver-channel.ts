@@ -74,6 +74,8 @@ export class DriverChannel implements ResolvedDriverMethods {
   readonly runCode: ResolvedDriverMethods["runCode"];
   readonly createCodeContext: ResolvedDriverMethods["createCodeContext"];
   readonly probe: ResolvedDriverMethods["probe"];
+  readonly watchFiles: ResolvedDriverMethods["watchFiles"];
+  readonly openTerminal: ResolvedDriverMethods["openTerminal"];
   readonly destroy: ResolvedDriverMethods["destroy"];
   /** ISO time the sandbox was closed (killed, disposed or lost), or null while open. */
   closedAt: string | null = null;
@@ -108,6 +110,8 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.runCode = methods.runCode;
     this.createCodeContext = methods.createCodeContext;
     this.probe = methods.probe;
+    this.watchFiles = methods.watchFiles;
+    this.openTerminal = methods.openTerminal;
     this.destroy = credentials
       ? async () => {
           try {

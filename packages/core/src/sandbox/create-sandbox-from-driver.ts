@@ -7,6 +7,7 @@ import { createSandboxCommands } from "./sandbox-commands.js";
 import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
 import { createSandboxLifetime } from "./sandbox-lifetime.js";
+import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
 
@@ -32,6 +33,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     runCode,
     createCodeContext,
     files: createSandboxFiles(state),
+    terminals: createSandboxTerminals(state),
     audit: () =>
       buildAuditRecord({
         driver: givenDriver,

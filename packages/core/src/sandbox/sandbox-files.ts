@@ -19,6 +19,7 @@ import { throwIfAborted } from "../security/guard.js";
 import { redactError } from "../security/redaction.js";
 import type { SandboxState } from "./sandbox-state.js";
 import { requireString } from "../security/validate.js";
+import { watchFiles } from "./sandbox-file-watch.js";
 
 /** The formats `files.read` returns. */
 const READ_FORMATS = ["text", "bytes", "stream"] as const;
@@ -126,6 +127,7 @@ export function createSandboxFiles(state: SandboxState): SandboxFiles {
       );
     },
     read,
+    watch: (given, watchOptions) => watchFiles(state, given, watchOptions),
     async list(given, fileOptions) {
       state.ensureOpen("list a directory");
       const target = path(given);

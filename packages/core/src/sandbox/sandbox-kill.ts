@@ -18,6 +18,8 @@ export function createSandboxKill(state: SandboxState): () => Promise<void> {
       state.closedAt ??= new Date().toISOString();
       state.endWatch.end("killed");
       state.killing = (async () => {
+        for (const end of [...state.liveWatches.values()]) end();
+        state.liveWatches.clear();
         const processKills = Promise.allSettled([...state.liveProcesses].map((process) => killWithinGrace(() => process.kill(), killGraceMs)));
         const destroying = state
           .call("kill the sandbox", () => driver.destroy(), { method: "destroy" })

@@ -47,6 +47,8 @@ export class SandboxState {
   startingProcesses = 0;
   /** Decides and announces the sandbox's end (kill, lifetime, loss): `sandbox.ended` (ADR 0045). */
   readonly endWatch: SandboxEndWatch;
+  /** Running file watches: their stop, and what ends them when the sandbox is killed (ADR 0049). */
+  readonly liveWatches = new Map<() => Promise<void>, () => void>();
   /** Code context ids this sandbox object created, so an unknown `contextId` is refused by name. */
   readonly createdContexts = new Set<string>();
 

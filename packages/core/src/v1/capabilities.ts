@@ -28,6 +28,12 @@ export const CAPABILITY_NAMES = [
   "NAMED_SANDBOXES",
   /** `sandbox.setLifetime({ timeoutMs })`: a live sandbox's lifetime changed from the host, enforced out of its reach (ADR 0050). */
   "SET_LIFETIME",
+  /** `files.watch()`: create, write, remove and rename events for a workspace path, in order, bounded (ADR 0049). */
+  "FILE_WATCH",
+  /** Interactive terminals: a process on a pseudo-terminal with resize and raw bytes (ADR 0049). */
+  "PTY",
+  /** `expose(port)`: a loopback URL reaching a server inside the sandbox, with no egress given to it (ADR 0049). */
+  "PORTS",
 ] as const;
 
 /** One capability name. */
@@ -53,6 +59,9 @@ export const capabilitiesSchema = z
     LIST_SANDBOXES: z.boolean(),
     NAMED_SANDBOXES: z.boolean(),
     SET_LIFETIME: z.boolean(),
+    FILE_WATCH: z.boolean(),
+    PTY: z.boolean(),
+    PORTS: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

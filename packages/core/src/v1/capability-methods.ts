@@ -30,4 +30,7 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   { capability: "STATEFUL_CODE", holder: "driver", method: "createCodeContext", rule: "exactly" },
   { capability: "STATEFUL_CODE", holder: "driver", method: "runCode", rule: "flag-needs-method" },
   { capability: "SET_LIFETIME", holder: "driver", method: "setLifetime", rule: "flag-needs-method" },
+  // A driver with the sbx agent carries `watchFiles` whether it declares FILE_WATCH or not (ADR 0049).
+  { capability: "FILE_WATCH", holder: "driver", method: "watchFiles", rule: "flag-needs-method" },
+  { capability: "PTY", holder: "driver", method: "openTerminal", rule: "flag-needs-method" },
 ] as const);

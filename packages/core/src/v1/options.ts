@@ -1,7 +1,7 @@
 import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
-import type { RunCodeOptions, RunCommandOptions } from "./sandbox.js";
+import type { FileWatchOptions, RunCodeOptions, RunCommandOptions, TerminalOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 import { initialFilesSchema, type InitialFile } from "./initial-files.js";
 
@@ -209,6 +209,33 @@ export const runCommandOptionsSchema = z
   })
   .strict();
 
+/** Options for `files.watch()` (documented on `FileWatchOptions`). */
+export const fileWatchOptionsSchema = z
+  .object({
+    recursive: z.boolean().optional(),
+    signal: signalSchema.optional(),
+    maxBufferedEvents: z.number().int().positive().optional(),
+    timeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** Options for `terminals.create()` (documented on `TerminalOptions`). */
+export const terminalOptionsSchema = z
+  .object({
+    command: z.string().min(1).optional(),
+    cols: z.number().int().min(1).max(10_000).optional(),
+    rows: z.number().int().min(1).max(10_000).optional(),
+    cwd: z.string().min(1).optional(),
+    env: environmentSchema.optional(),
+    timeoutMs: z.number().int().positive().optional(),
+    onData: z.custom<(data: Uint8Array) => void>((value) => typeof value === "function", "must be a function"),
+    signal: signalSchema.optional(),
+  })
+  .strict();
+
+/** A terminal's size (`Terminal.resize`). */
+export const terminalSizeSchema = z.object({ cols: z.number().int().min(1).max(10_000), rows: z.number().int().min(1).max(10_000) }).strict();
+
 /** Options for `runCode()`. */
 export const runCodeOptionsSchema = z
   .object({
@@ -229,3 +256,9 @@ type RunCommandOptionsMatch = MatchesSchema<SchemaMatches<typeof runCommandOptio
 /** `RunCodeOptions` (documented in sandbox.ts) and its schema describe the same fields. */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type RunCodeOptionsMatch = MatchesSchema<SchemaMatches<typeof runCodeOptionsSchema, RunCodeOptions>>;
+/** `FileWatchOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
+type FileWatchOptionsMatch = MatchesSchema<SchemaMatches<typeof fileWatchOptionsSchema, FileWatchOptions>>;
+/** `TerminalOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
+type TerminalOptionsMatch = MatchesSchema<SchemaMatches<typeof terminalOptionsSchema, TerminalOptions>>;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { PolicyRecord } from "./audit.js";
 import type { Capabilities } from "./capabilities.js";
 import type { ResolvedCreateOptions } from "./options.js";
-import type { ExecutionError, ExecutionResult, FileEntry } from "./sandbox.js";
+import type { ExecutionError, ExecutionResult, FileEntry, FileWatchEvent } from "./sandbox.js";
 import type { ListedSandbox } from "./listing.js";
 
 /** Whether a backend is usable here, and if not, why and how to fix it. */
@@ -193,6 +193,50 @@ export interface DriverExecution {
   readonly droppedResults?: number;
 }
 
+/** A request to watch a directory (`files.watch`, ADR 0049). */
+export interface WatchFilesRequest {
+  /** Absolute directory path inside the workspace, normalised by core. The driver refuses symbolic links leading out. */
+  readonly path: string;
+  /** Watch subdirectories too, including ones created later. */
+  readonly recursive: boolean;
+  /**
+   * Called with each event in order (absolute paths). Never throws. Core bounds what it keeps; a driver that loses
+   * events itself reports one `"overflow"` event with `dropped: null`.
+   */
+  readonly onEvent: (event: FileWatchEvent) => void;
+  /** Called at most once when the watch ended without `stop()` (the directory was removed, the channel broke), with why. */
+  readonly onEnd: (error: Error) => void;
+  /** Aborts establishing the watch. */
+  readonly signal: AbortSignal;
+}
+
+/** A watch the driver established. */
+export interface DriverFileWatch {
+  /** Stops the watch (no `onEnd` after it). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A request to start a process on a pseudo-terminal (`terminals.create`, ADR 0049). */
+export interface TerminalRequest {
+  /** A shell command line, run with `sh -c`, its stdin, stdout and stderr the terminal. */
+  readonly command: string;
+  /** Absolute working directory. */
+  readonly cwd: string;
+  /** The process's whole environment (as for `SpawnRequest.env`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Columns and rows. */
+  readonly cols: number;
+  readonly rows: number;
+  /** Called with each chunk of the terminal's output in order. Never throws. */
+  readonly onData: (chunk: Uint8Array) => void;
+}
+
+/** A started terminal: a `SpawnedProcess` (stdin is the terminal's input, the verified kill) that can be resized. */
+export interface DriverTerminal extends SpawnedProcess {
+  /** Sets the terminal's size. */
+  resize(size: { readonly cols: number; readonly rows: number }): Promise<void>;
+}
+
 /**
  * What `probe()` answers when core asks whether the sandbox still exists (ADR 0037): `"running"` (it does),
  * `"gone"` (the backend says it no longer exists or has finished), `"unknown"` (the backend could not tell). Core
@@ -351,6 +395,16 @@ export interface SandboxDriverV1 {
    * applied. Must exist when `SET_LIFETIME` is on (ADR 0050).
    */
   setLifetime?(request: { expiresAt: string; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
+  /**
+   * Optional: watches a directory (`FILE_WATCH`, ADR 0049); resolves once the watch is in place. A driver that
+   * declares `codeAgent` gets it from the sbx sandbox agent (inotify inside the sandbox).
+   */
+  watchFiles?(request: WatchFilesRequest): Promise<DriverFileWatch>;
+  /**
+   * Optional: starts a process on a pseudo-terminal (`PTY`, ADR 0049). Its exit code must be the real one or an
+   * error, never assumed. A driver that declares `codeAgent` with `enforcement` gets it from the sbx sandbox agent.
+   */
+  openTerminal?(request: TerminalRequest): Promise<DriverTerminal>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

@@ -234,6 +234,54 @@ export interface FileDownloadOptions extends FileOperationOptions {
   maxBytes?: number;
 }
 
+/**
+ * One change `files.watch()` saw, in the order the backend saw them (ADR 0049). `path` is absolute inside the
+ * workspace. `"rename"` carries `from` (the old path) when both ends were inside the watched tree; a move in from
+ * outside is a `"create"`, a move out is a `"remove"`. `"overflow"` is the marker for events that were dropped:
+ * `dropped` counts the ones sbx dropped, and is null when the backend itself lost some and cannot say how many
+ * (the kernel's inotify queue overflowed). After an overflow, list the tree again if you need its full state.
+ */
+export interface FileWatchEvent {
+  /** What happened. */
+  readonly type: "create" | "write" | "remove" | "rename" | "overflow";
+  /** The entry it happened to (for `"overflow"`: the watched path). */
+  readonly path: string;
+  /** For `"rename"`: where the entry was before. Absent otherwise. */
+  readonly from?: string;
+  /** True when the entry is a directory (for `"overflow"`: false). */
+  readonly isDirectory: boolean;
+  /** For `"overflow"`: how many events were dropped, or null when the backend cannot tell. Absent otherwise. */
+  readonly dropped?: number | null;
+}
+
+/** Options of `files.watch()`. */
+export interface FileWatchOptions {
+  /** Watch every directory below `path` too, including ones created later. Default false: `path`'s own entries only. */
+  recursive?: boolean;
+  /** Aborting stops the watch: iteration ends (normally, as after `stop()`). */
+  signal?: AbortSignal;
+  /**
+   * Events held for a consumer that has not read them yet. Past it, events are dropped and one `"overflow"` marker
+   * (with the count) takes their place, so a burst never grows host memory. Consecutive writes to one path are
+   * coalesced first. Default 10000.
+   */
+  maxBufferedEvents?: number;
+  /** How long establishing the watch may take, in milliseconds (`TimeoutError` past it). Default 60000. */
+  timeoutMs?: number;
+}
+
+/**
+ * A running watch: iterate it for events (one consumer). Iteration ends normally after `stop()`, the caller's abort
+ * or disposal; it throws when the watch ended for another reason (the sandbox was killed or lost, the watched
+ * directory was removed, the backend's channel broke), so a watch never stops silently.
+ */
+export interface FileWatcher extends AsyncIterable<FileWatchEvent>, AsyncDisposable {
+  /** The watched path (absolute inside the workspace). */
+  readonly path: string;
+  /** Stops the watch in the sandbox; iteration ends after the events already buffered. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
 /** The sandbox's filesystem, confined to its workspace: paths are relative to the workspace or absolute inside it. */
 export interface SandboxFiles {
   /** Writes a file, creating parent folders. Data may be text, bytes, or a stream (bounded memory). */
@@ -262,6 +310,69 @@ export interface SandboxFiles {
   upload(hostPath: string, sandboxPath: string, options?: FileOperationOptions): Promise<void>;
   /** Copies a sandbox file to the host, streaming with bounded memory; a failed or refused download leaves no host file. */
   download(sandboxPath: string, hostPath: string, options?: FileDownloadOptions): Promise<void>;
+  /**
+   * Watches a directory in the workspace for create, write, remove and rename events; resolves once the watch is in
+   * place (every change after that is seen). Needs `FILE_WATCH`. `FileNotFoundError` for a missing directory,
+   * `PathError` for a file or a path whose symbolic links lead outside the workspace.
+   */
+  watch(path: string, options?: FileWatchOptions): Promise<FileWatcher>;
+}
+
+/** Options of `terminals.create()`. */
+export interface TerminalOptions {
+  /** The command the terminal runs, with the sandbox's shell. Default: an interactive shell (`$SHELL -i`, else `sh -i`). */
+  command?: string;
+  /** Columns. Default 80. */
+  cols?: number;
+  /** Rows. Default 24. */
+  rows?: number;
+  /** Working directory. Default: the sandbox workspace. */
+  cwd?: string;
+  /** Extra environment variables for this terminal, on top of the sandbox's (`TERM` defaults to `xterm-256color`). */
+  env?: Record<string, string>;
+  /**
+   * Kill the terminal and every process it started after this many milliseconds; `wait()` then rejects with
+   * `TimeoutError` (`killed` says whether the kill was verified). Default: no limit beyond the sandbox lifetime.
+   */
+  timeoutMs?: number;
+  /**
+   * The terminal's output, raw bytes as the pseudo-terminal gives them (escape sequences included), in order. Nothing
+   * is kept by sbx, so a long session costs no host memory. A throw from it kills the terminal and `wait()` rejects
+   * with `CallbackError`.
+   */
+  onData: (data: Uint8Array) => void;
+  /** Aborting kills the terminal and every process it started; `wait()` rejects with `AbortedError`. */
+  signal?: AbortSignal;
+}
+
+/** How a terminal ended. */
+export interface TerminalExit {
+  /** The exit status the backend reported (128 + N when killed by signal N); never assumed when unknown (then `wait()` rejects). */
+  readonly exitCode: number;
+  /** Wall time from start to exit, in milliseconds. */
+  readonly durationMs: number;
+  /** True when the backend reports the out-of-memory killer ended it; null when it cannot tell. */
+  readonly outOfMemoryKilled: boolean | null;
+}
+
+/** A running terminal: a process on a pseudo-terminal inside the sandbox (ADR 0049). */
+export interface Terminal {
+  /** Backend process id (as a string). */
+  readonly pid: string;
+  /** Sends input (keystrokes: text or bytes, for example `"\u0003"` for Ctrl-C). */
+  write(data: string | Uint8Array): Promise<void>;
+  /** Changes the terminal's size; the program in it gets SIGWINCH. */
+  resize(size: { cols: number; rows: number }): Promise<void>;
+  /** Kills the terminal and every process it started (verified by the backend). Safe to call twice. */
+  kill(): Promise<void>;
+  /** Resolves when the terminal's process exits, with its exit code; after `kill()`, 137 (128 + SIGKILL). */
+  wait(): Promise<TerminalExit>;
+}
+
+/** Interactive terminals in the sandbox. Needs `PTY`. */
+export interface SandboxTerminals {
+  /** Starts a process on a pseudo-terminal of `cols` × `rows`. */
+  create(options: TerminalOptions): Promise<Terminal>;
 }
 
 /**
@@ -297,6 +408,8 @@ export interface Sandbox extends AsyncDisposable {
   createCodeContext(options?: { language?: string; signal?: AbortSignal }): Promise<CodeContext>;
   /** Files in the workspace. */
   readonly files: SandboxFiles;
+  /** Interactive terminals (needs `PTY`; refused with `CapabilityNotSupportedError` elsewhere). */
+  readonly terminals: SandboxTerminals;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
   /**
