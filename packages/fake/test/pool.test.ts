@@ -161,7 +161,9 @@ describe("warm pool on the fake", () => {
 
   it("initial files in createOptions are refused by name, not dropped: a pool does not write them", async () => {
     const { provider, requests } = countingFake();
-    const error = await createSandboxPool(provider, { size: 1, createOptions: { files: [{ path: "a.txt", content: "a" }] } }).catch((caught: unknown) => caught);
+    const error = await createSandboxPool(provider, { size: 1, createOptions: { files: [{ path: "a.txt", content: "a" }] } }).catch(
+      (caught: unknown) => caught,
+    );
     expect(isSbxError(error, "SBX_INVALID_ARGUMENT")).toBe(true);
     expect((error as { field?: string }).field).toBe("options.createOptions.files");
     expect(requests.length).toBe(0);
