@@ -142,7 +142,8 @@ describe.each(TRANSPORTS)("server policy over %s", (kind) => {
       const result = await connection.call("create_code_context");
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: "SBX_CAPABILITY_NOT_SUPPORTED" } });
-      expect(textOf(result)).toContain("Backends that support it: docker, e2b");
+      // Every first-party backend whose manifest declares STATEFUL_CODE, sorted by name.
+      expect(textOf(result)).toContain("Backends that support it: apple-container, docker, e2b, k8s.");
     } finally {
       await connection.close();
     }
