@@ -53,7 +53,7 @@ describe("sbx run", () => {
     expect(outcome.exitCode).toBe(125);
     expect(outcome.stdout).toBe("");
     expect(outcome.stderr).toMatchInlineSnapshot(`
-      "error [SBX_INVALID_ARGUMENT]: Unknown backend scheme "nosuch". Known schemes: docker://, e2b://, fake://, modal://. For a third-party adapter, call registerProvider("nosuch", createSandboxProvider) before createSandbox().
+      "error [SBX_INVALID_ARGUMENT]: Unknown backend scheme "nosuch". Known schemes: apple-container://, docker://, e2b://, fake://, k8s://, modal://. For a third-party adapter, call registerProvider("nosuch", createSandboxProvider) before createSandbox().
       remedy: Fix the option named above; \`sbx <command> --help\` lists them.
       "
     `);
