@@ -16,13 +16,19 @@ export interface SweepResult {
   readonly egressDirectories: string[];
 }
 
-/** Why a labelled container is an orphan, or undefined when it belongs to a live owner and has not expired. */
+/**
+ * Why a labelled container is an orphan, or undefined when it must stay: a running container of a live owner on this
+ * host stays even past its `sbx.expires-at` label, because `setLifetime` may have moved its end after the label was
+ * written (labels are fixed at create, ADR 0050) and that owner's own timers and the container's root deadline enforce
+ * the current end. Past the label, a container whose owner is gone or on another host is an orphan.
+ */
 export function orphanReason(labels: Record<string, string>, state: string, now = Date.now(), thisHost = hostname()): string | undefined {
   if (state !== "running" && state !== "created" && state !== "restarting") return `not running (${state})`;
-  const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
-  if (!Number.isNaN(expiresAt) && expiresAt <= now) return "lifetime expired";
   const pid = Number(labels[OWNER_PID_LABEL]);
-  if (labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0 && !processIsAlive(pid)) return `owner process ${pid} is gone`;
+  const ownerHere = labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0;
+  if (ownerHere && !processIsAlive(pid)) return `owner process ${pid} is gone`;
+  const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
+  if (!Number.isNaN(expiresAt) && expiresAt <= now && !ownerHere) return "lifetime expired";
   return undefined;
 }
 

@@ -4,6 +4,7 @@
  * counts. The portable behaviour (extend, shorten) is in the contract suite.
  */
 import { expect, it } from "vitest";
+import { sweepOrphans } from "../src/index.js";
 import { createTestSandbox, describeWithDocker } from "./docker-test-environment.js";
 
 describeWithDocker("setLifetime on Docker", () => {
@@ -30,4 +31,14 @@ describeWithDocker("setLifetime on Docker", () => {
       expect(applied.length).toBe(2);
     });
   }
+
+  it("a sandbox extended past its first end survives `sbx gc` (sweepOrphans) while its owner lives", { timeout: 120_000 }, async () => {
+    await using sandbox = await createTestSandbox({ timeoutMs: 3_000 });
+    await sandbox.setLifetime({ timeoutMs: 120_000 });
+    // Past the first end, which the container's sbx.expires-at label still says.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const swept = await sweepOrphans();
+    expect(swept.containers).not.toContain(sandbox.id);
+    expect((await sandbox.commands.run("echo alive")).stdout).toBe("alive\n");
+  });
 });
