@@ -155,6 +155,12 @@ export const CONTRACT_TEST_IDS = [
   "lifetime.extend",
   "lifetime.shorten",
   "lifetime.refused",
+  "pause.no-progress",
+  "pause.code-state-kept",
+  "pause.calls-refused",
+  "pause.lifetime-runs",
+  "pause.kill-while-paused",
+  "pause.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

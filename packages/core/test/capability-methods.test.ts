@@ -27,6 +27,8 @@ describe("capability flags and their methods", () => {
       "SET_LIFETIME:driver.setLifetime:flag-needs-method",
       "FILE_WATCH:driver.watchFiles:flag-needs-method",
       "PTY:driver.openTerminal:flag-needs-method",
+      "PAUSE:driver.pause:flag-needs-method",
+      "PAUSE:driver.resume:flag-needs-method",
     ]);
   });
 

@@ -10,6 +10,8 @@ import { defineCapabilities } from "@sbx/core";
  * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
  * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
  * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
+ * - PAUSE: every process of the sandbox user stopped (SIGSTOP) and verified stopped from the deadline's uid; the root
+ *   deadline and the dead-man's switch keep running (ADR 0055).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -26,5 +28,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   SET_LIFETIME: true,
   FILE_WATCH: true,
   PTY: true,
+  PAUSE: true,
   languages: ["python"],
 });

@@ -21,6 +21,7 @@ import { KillEscalation } from "./kill-escalation.js";
 import { startLifetimeTimer, type LifetimeTimer } from "./lifetime-timer.js";
 import type { AgentCommandsMode } from "./docker-settings.js";
 import { createOutOfMemoryCheck } from "./out-of-memory-check.js";
+import { pauseSandbox, resumeSandbox } from "./pause-sandbox.js";
 import { SandboxLoss, type SandboxProbeAnswer } from "./sandbox-lost.js";
 import { forgetAgentProcesses } from "./untagged-process-check.js";
 
@@ -169,6 +170,24 @@ export class DockerDriver implements SandboxDriverV1 {
       this.lifetime = startLifetimeTimer({ expiresAt, onExpiry: () => this.expire() });
       return { expiresAt };
     });
+  }
+
+  /**
+   * Pauses the sandbox (ADR 0055): every process of the sandbox user stopped and verified stopped from the deadline's
+   * uid; the root deadline and the dead-man's switch are other uids and run on, so a paused sandbox still ends at its
+   * deadline and with its host. A pause that cannot be verified is undone (everything continued) and rejects.
+   */
+  pause(request: { signal?: AbortSignal }): Promise<{ enforcement: string }> {
+    return this.guard(() => pauseSandbox(this.pauseTarget(), request.signal));
+  }
+
+  /** Resumes a paused sandbox: every process of the sandbox user continued. */
+  resume(): Promise<void> {
+    return this.guard(() => resumeSandbox(this.pauseTarget()));
+  }
+
+  private pauseTarget() {
+    return { container: this.native, commandUser: this.options.policy.user, deadlineUser: containerUserFor(this.options.policy) };
   }
 
   /** The host-side half of the lifetime ending: the allowlist proxy closed and the container removed. */

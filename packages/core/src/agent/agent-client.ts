@@ -36,6 +36,7 @@ export class SandboxAgentClient {
   private readonly contexts: AgentCodeContexts;
   private stopped = false;
   private startedForCommands = false;
+  private heartbeatHeld = false;
 
   constructor(
     private readonly driver: Pick<SandboxDriverV1, "spawn" | "workspace">,
@@ -48,6 +49,15 @@ export class SandboxAgentClient {
   /** The running agent's `hello` (protocol, agent and Python versions, pid), or undefined before the first call. */
   get hello(): Readonly<Record<string, unknown>> | undefined {
     return this.session && !this.session.ended ? this.session.hello : undefined;
+  }
+
+  /**
+   * Holds the heartbeat while the sandbox is paused (`sandbox.pause()`, ADR 0055): the stopped agent cannot answer
+   * pings, and must not be killed as hung for it. Released at resume, with a fresh wait for the next answer.
+   */
+  holdHeartbeat(held: boolean): void {
+    this.heartbeatHeld = held;
+    this.session?.heartbeat.hold(held);
   }
 
   /** True while an agent is running (a command can go through it without paying for its start). */
@@ -73,6 +83,7 @@ export class SandboxAgentClient {
         this.starting = undefined;
         if (session.ended) throw session.lostError(null, session.ended);
         this.session = session;
+        if (this.heartbeatHeld) session.heartbeat.hold(true);
         return session;
       },
       (error: unknown) => {

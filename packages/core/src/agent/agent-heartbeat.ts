@@ -22,6 +22,8 @@ export class AgentHeartbeat {
   private liveCommands = 0;
   private timer: NodeJS.Timeout | undefined;
   private unansweredSince: number | undefined;
+  /** True while the sandbox is paused (ADR 0055): a stopped agent cannot answer, and is not hung. */
+  private held = false;
 
   constructor(private readonly session: HeartbeatSession) {}
 
@@ -46,8 +48,15 @@ export class AgentHeartbeat {
     this.unansweredSince = undefined;
   }
 
+  /** Holds the heartbeat while the sandbox is paused, and releases it (the wait for an answer starts afresh). */
+  hold(held: boolean): void {
+    this.held = held;
+    this.unansweredSince = undefined;
+  }
+
   private beat(): void {
     if (this.session.ended) return this.stop();
+    if (this.held) return;
     if (this.unansweredSince !== undefined) {
       if (Date.now() - this.unansweredSince < ANSWER_WITHIN_MS) return;
       void this.session.abandon(`the sandbox agent did not answer for ${ANSWER_WITHIN_MS} ms while commands ran (stopped or hung); it was killed`);

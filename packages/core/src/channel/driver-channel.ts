@@ -1,4 +1,4 @@
-import { SandboxClosedError, SandboxNotFoundError, SbxError } from "../errors/index.js";
+import { SandboxClosedError, SandboxNotFoundError, SandboxPausedError, SbxError } from "../errors/index.js";
 import { startCallLog } from "../backends/backend-logging.js";
 import { adapterFailure } from "../security/guard.js";
 import type { SandboxLogger } from "../v1/logging.js";
@@ -76,11 +76,17 @@ export class DriverChannel implements ResolvedDriverMethods {
   readonly probe: ResolvedDriverMethods["probe"];
   readonly watchFiles: ResolvedDriverMethods["watchFiles"];
   readonly openTerminal: ResolvedDriverMethods["openTerminal"];
+  readonly agent: ResolvedDriverMethods["agent"];
   readonly destroy: ResolvedDriverMethods["destroy"];
   /** ISO time the sandbox was closed (killed, disposed or lost), or null while open. */
   closedAt: string | null = null;
   /** The kill in progress or done, once `kill()` was called. */
   killing: Promise<void> | undefined;
+  /**
+   * True while the sandbox is paused or being paused (`sandbox.pause()`, ADR 0055): `ensureOpen` refuses every
+   * operation but those that say they work while paused. The one gate every call path of core passes.
+   */
+  paused = false;
   /** Set when the sandbox was found gone: every later call reports the same. */
   private lostError: SbxError | undefined;
   /** The probe in flight, shared by failures that arrive together. */
@@ -112,6 +118,7 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.probe = methods.probe;
     this.watchFiles = methods.watchFiles;
     this.openTerminal = methods.openTerminal;
+    this.agent = methods.agent;
     this.destroy = credentials
       ? async () => {
           try {
@@ -219,8 +226,11 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.options.onLost?.();
   };
 
-  /** Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one. */
-  readonly ensureOpen = (operation: string): void => {
+  /**
+   * Throws `SandboxNotFoundError` for a lost sandbox, `SandboxClosedError` for a closed one, and `SandboxPausedError`
+   * for a paused one unless `whilePaused` says the operation works then (`setLifetime`, `resume`).
+   */
+  readonly ensureOpen = (operation: string, options?: { whilePaused?: boolean }): void => {
     const { backend } = this.options;
     if (this.lostError)
       throw new SandboxNotFoundError({
@@ -230,6 +240,7 @@ export class DriverChannel implements ResolvedDriverMethods {
         message: `Cannot ${operation}: sandbox ${this.id} is gone (it was removed outside sbx, or its lifetime ended). Create a new sandbox.`,
       });
     if (this.closedAt !== null) throw new SandboxClosedError({ sandboxId: this.id, operation, backend });
+    if (this.paused && options?.whilePaused !== true) throw new SandboxPausedError({ sandboxId: this.id, operation, backend });
   };
 }
 

@@ -1,3 +1,4 @@
+import type { SandboxAgentClient } from "../agent/agent-client.js";
 import { attachSandboxAgent } from "../agent/code-agent.js";
 import { posixFileOperations } from "../posix/posix-files.js";
 import type { SandboxDriverV1, SpawnRequest } from "../v1/provider.js";
@@ -16,6 +17,8 @@ export interface ResolvedDriverMethods extends Required<
   readonly openTerminal: SandboxDriverV1["openTerminal"];
   /** The driver's `probe`, when it has one. */
   readonly probe: SandboxDriverV1["probe"];
+  /** The sbx sandbox agent core attached, when it attached one (its heartbeat is held while paused, ADR 0055). */
+  readonly agent: SandboxAgentClient | undefined;
 }
 
 /** What resolving needs besides the driver. */
@@ -71,6 +74,7 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
     watchFiles: own(driver, "watchFiles") ?? agent?.watchFiles,
     openTerminal: own(driver, "openTerminal") ?? agent?.openTerminal,
     probe: own(driver, "probe"),
+    agent: agent?.agent,
     destroy: agent
       ? async () => {
           await agent.stop();

@@ -286,3 +286,26 @@ export class TooManyProcessesError extends SbxError {
     this.limit = options.limit;
   }
 }
+
+/**
+ * A call was refused because the sandbox is paused (`sandbox.pause()`, ADR 0055): nothing in it runs until
+ * `sandbox.resume()`. Not retryable: the same call fails the same way until the caller resumes the sandbox.
+ */
+export class SandboxPausedError extends SbxError {
+  /** The id of the paused sandbox. */
+  readonly sandboxId: string;
+  /** What was refused, for example `"run a command"`. */
+  readonly operation: string;
+  constructor(options: Omit<SbxErrorOptions, "message" | "retryable"> & { sandboxId: string; operation: string; message?: string }) {
+    super("SBX_SANDBOX_PAUSED", {
+      ...options,
+      retryable: false,
+      message:
+        options.message ??
+        `Cannot ${options.operation}: sandbox ${options.sandboxId} is paused (nothing in it runs). Call sandbox.resume() first; its lifetime keeps running while paused.`,
+    });
+    this.name = "SandboxPausedError";
+    this.sandboxId = options.sandboxId;
+    this.operation = options.operation;
+  }
+}

@@ -23,7 +23,8 @@ export type SbxErrorCode =
   | "SBX_CREDENTIAL_STORE_UNSAFE"
   | "SBX_INTERPRETER_LOST"
   | "SBX_RUNTIME_MISSING"
-  | "SBX_TOO_MANY_PROCESSES";
+  | "SBX_TOO_MANY_PROCESSES"
+  | "SBX_SANDBOX_PAUSED";
 
 /** Options shared by every sbx error constructor. */
 export interface SbxErrorOptions {

@@ -18,6 +18,8 @@ export function buildAuditRecord(input: {
   readonly secretValues: readonly string[];
   /** The `policies.lifetimeChanges` record once `setLifetime` changed the lifetime (ADR 0050). */
   readonly lifetimeChanges?: PolicyRecord;
+  /** The `policies.pauses` record once `pause` was used (ADR 0055). */
+  readonly pauses?: PolicyRecord;
 }): AuditRecord {
   const { driver, context } = input;
   const record = {
@@ -36,6 +38,7 @@ export function buildAuditRecord(input: {
       processes: processesPolicy(maxLiveProcessesOf(context.options)),
       ...(context.pool ? { pool: pooledSandboxPolicy(context.pool) } : {}),
       ...(input.lifetimeChanges ? { lifetimeChanges: input.lifetimeChanges } : {}),
+      ...(input.pauses ? { pauses: input.pauses } : {}),
     },
     environment: { variables: Object.keys(context.options.env).sort(), secrets: Object.keys(context.options.secrets).sort() },
     credentials: context.credentials?.auditEntries() ?? [],

@@ -7,6 +7,7 @@ import { createSandboxCommands } from "./sandbox-commands.js";
 import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
 import { createSandboxLifetime } from "./sandbox-lifetime.js";
+import { createSandboxPause } from "./sandbox-pause.js";
 import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
@@ -24,6 +25,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
   const { runCode, createCodeContext } = createSandboxCode(state);
   const kill = createSandboxKill(state);
   const lifetime = createSandboxLifetime(state, givenDriver);
+  const pausing = createSandboxPause(state, givenDriver);
   const sandbox: Sandbox = {
     id: driver.id,
     backend: state.backend,
@@ -42,8 +44,14 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
         closedAt: state.closedAt,
         secretValues: state.secretValues,
         lifetimeChanges: lifetime.auditRecord(),
+        pauses: pausing.auditRecord(),
       }),
     setLifetime: lifetime.setLifetime,
+    pause: pausing.pause,
+    resume: pausing.resume,
+    get paused() {
+      return pausing.isPaused();
+    },
     get closed() {
       return state.closedAt !== null;
     },

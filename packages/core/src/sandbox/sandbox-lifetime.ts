@@ -45,7 +45,7 @@ export function createSandboxLifetime(state: SandboxState, driver: SandboxDriver
       state.requireCapability("SET_LIFETIME");
       const { timeoutMs, signal } = validate(setLifetimeOptionsSchema, options, "options");
       throwIfAborted(signal, state.backend);
-      state.ensureOpen("setLifetime");
+      state.ensureOpen("setLifetime", { whilePaused: true });
       const setLifetime = driver.setLifetime?.bind(driver);
       if (!setLifetime)
         throw new ProviderError({ backend: state.backend, message: `The ${state.backend} driver declares SET_LIFETIME but has no setLifetime.` });

@@ -396,6 +396,15 @@ export interface SandboxDriverV1 {
    */
   setLifetime?(request: { expiresAt: string; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
   /**
+   * Pauses the sandbox (`PAUSE`, ADR 0055): resolves only once every process of the sandbox is verified stopped, its
+   * memory kept, while the backend's lifetime enforcement and end-with-host keep working; rejects (with the sandbox
+   * left running) when that cannot be verified. Answers how the pause is enforced, for the audit record. Core refuses
+   * every other call while paused, so no call of its own reaches a paused sandbox. Must exist when `PAUSE` is on.
+   */
+  pause?(request: { signal?: AbortSignal }): Promise<{ enforcement: string }>;
+  /** Lets every process stopped by `pause` run again (`PAUSE`, ADR 0055). Must exist when `PAUSE` is on. */
+  resume?(request: { signal?: AbortSignal }): Promise<void>;
+  /**
    * Optional: watches a directory (`FILE_WATCH`, ADR 0049); resolves once the watch is in place. A driver that
    * declares `codeAgent` gets it from the sbx sandbox agent (inotify inside the sandbox).
    */

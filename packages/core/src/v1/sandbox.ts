@@ -419,6 +419,18 @@ export interface Sandbox extends AsyncDisposable {
    */
   setLifetime(options: { timeoutMs: number; signal?: AbortSignal }): Promise<{ expiresAt: string }>;
   /**
+   * Pauses the sandbox (needs `PAUSE`, ADR 0055): every process in it stops, memory kept, until `resume()`. While
+   * paused, commands, code, file calls and terminal input are refused with `SandboxPausedError` (`SBX_SANDBOX_PAUSED`);
+   * `kill()`, `setLifetime()`, `audit()` and `resume()` work. The lifetime keeps running: a paused sandbox still ends at
+   * its deadline, and with its host process (Docker's dead-man's switch). Resolves once the backend verified the stop;
+   * pausing a paused sandbox resolves at once. Recorded in the audit record (`policies.pauses`).
+   */
+  pause(options?: { signal?: AbortSignal }): Promise<void>;
+  /** Lets a paused sandbox run again (needs `PAUSE`, ADR 0055); resolves at once when it is not paused. */
+  resume(options?: { signal?: AbortSignal }): Promise<void>;
+  /** True from the moment `pause()` is called until `resume()` succeeded (a failed pause turns it back to false). */
+  readonly paused: boolean;
+  /**
    * Whether the sandbox has ended: `kill()` or disposal happened, its lifetime ran out (true at that moment, without a
    * call), or it was lost (found by a failed call, or by core's check every 10 s while open; see docs/errors.md).
    */
