@@ -56,31 +56,35 @@ const CONTINUERS = [
 ].join("\n");
 
 describeWithDocker("pause on Docker", () => {
-  it("processes that continue every process of their uid in a loop are all stopped while paused, and run again after resume", { timeout: 180_000 }, async () => {
-    await using sandbox = await createTestSandbox({ timeoutMs: 170_000 });
-    await sandbox.files.write("continuers.py", CONTINUERS);
-    const attack = await sandbox.commands.start("exec python3 continuers.py", { timeoutMs: 160_000 });
-    const startedAt = Date.now();
-    const logs = async () => (await sandbox.files.list(".")).filter((entry) => entry.name.startsWith("continuer-")).map((entry) => entry.name);
-    while ((await logs()).length < 8 && Date.now() - startedAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await logs()).length).toBe(8);
-    await sandbox.pause();
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    await sandbox.resume();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    for (const name of await logs()) {
-      const times = (await sandbox.files.read(name))
-        .split("\n")
-        .filter((line) => /^\d+$/.test(line))
-        .map(Number);
-      const gaps = times.slice(1).map((at, index) => at - times[index]!);
-      const longest = Math.max(...gaps);
-      // Stopped for the whole pause (5 s): one gap of at least 4 s, and lines after it (it runs again).
-      expect(longest, `${name}: gaps ${gaps.join(",")}`).toBeGreaterThanOrEqual(4_000);
-      expect(gaps.indexOf(longest), `${name} ran after resume`).toBeLessThan(gaps.length - 1);
-    }
-    await attack.kill();
-  });
+  it(
+    "processes that continue every process of their uid in a loop are all stopped while paused, and run again after resume",
+    { timeout: 180_000 },
+    async () => {
+      await using sandbox = await createTestSandbox({ timeoutMs: 170_000 });
+      await sandbox.files.write("continuers.py", CONTINUERS);
+      const attack = await sandbox.commands.start("exec python3 continuers.py", { timeoutMs: 160_000 });
+      const startedAt = Date.now();
+      const logs = async () => (await sandbox.files.list(".")).filter((entry) => entry.name.startsWith("continuer-")).map((entry) => entry.name);
+      while ((await logs()).length < 8 && Date.now() - startedAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await logs()).length).toBe(8);
+      await sandbox.pause();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await sandbox.resume();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      for (const name of await logs()) {
+        const times = (await sandbox.files.read(name))
+          .split("\n")
+          .filter((line) => /^\d+$/.test(line))
+          .map(Number);
+        const gaps = times.slice(1).map((at, index) => at - times[index]!);
+        const longest = Math.max(...gaps);
+        // Stopped for the whole pause (5 s): one gap of at least 4 s, and lines after it (it runs again).
+        expect(longest, `${name}: gaps ${gaps.join(",")}`).toBeGreaterThanOrEqual(4_000);
+        expect(gaps.indexOf(longest), `${name} ran after resume`).toBeLessThan(gaps.length - 1);
+      }
+      await attack.kill();
+    },
+  );
 
   for (const user of ["default", "root"] as const) {
     it(`a paused ${user} sandbox still ends at its deadline: its container is gone within 10 s of the lifetime`, { timeout: 90_000 }, async () => {
@@ -99,37 +103,41 @@ describeWithDocker("pause on Docker", () => {
     });
   }
 
-  it("a host process SIGKILLed while its sandbox is paused leaves no container behind within 30 s (the dead-man's switch runs on)", { timeout: 120_000 }, async () => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-pause-and-hang.mjs", import.meta.url))], {
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env },
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (text: string) => (output += text));
-    let id = "";
-    try {
-      while (!output.includes("\n")) {
-        if (child.exitCode !== null) throw new Error(`the host child exited early with ${child.exitCode}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+  it(
+    "a host process SIGKILLed while its sandbox is paused leaves no container behind within 30 s (the dead-man's switch runs on)",
+    { timeout: 120_000 },
+    async () => {
+      const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/create-pause-and-hang.mjs", import.meta.url))], {
+        cwd: fileURLToPath(new URL("..", import.meta.url)),
+        stdio: ["ignore", "pipe", "inherit"],
+        env: { ...process.env },
+      });
+      let output = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (text: string) => (output += text));
+      let id = "";
+      try {
+        while (!output.includes("\n")) {
+          if (child.exitCode !== null) throw new Error(`the host child exited early with ${child.exitCode}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const report = JSON.parse(output) as { id: string; paused: boolean };
+        id = report.id;
+        expect(report.paused).toBe(true);
+        expect(await running(id)).toBe(true);
+        child.kill("SIGKILL");
+        await once(child, "exit");
+        expect(await goneBy(id, Date.now() + 30_000)).toBe(true);
+      } finally {
+        child.kill("SIGKILL");
+        if (id)
+          await docker
+            .getContainer(id)
+            .remove({ force: true, v: true })
+            .catch(() => undefined);
       }
-      const report = JSON.parse(output) as { id: string; paused: boolean };
-      id = report.id;
-      expect(report.paused).toBe(true);
-      expect(await running(id)).toBe(true);
-      child.kill("SIGKILL");
-      await once(child, "exit");
-      expect(await goneBy(id, Date.now() + 30_000)).toBe(true);
-    } finally {
-      child.kill("SIGKILL");
-      if (id)
-        await docker
-          .getContainer(id)
-          .remove({ force: true, v: true })
-          .catch(() => undefined);
-    }
-  });
+    },
+  );
 
   it("kill() of a paused sandbox removes its container, verified by the engine", { timeout: 90_000 }, async () => {
     const sandbox = await createTestSandbox({ timeoutMs: 80_000 });
@@ -138,6 +146,30 @@ describeWithDocker("pause on Docker", () => {
     await sandbox.kill();
     expect(await goneBy(sandbox.id, Date.now() + 15_000)).toBe(true);
   });
+
+  it(
+    "a pause longer than the agent's 10 s heartbeat keeps the agent and the commands it carries (the heartbeat is held)",
+    { timeout: 120_000 },
+    async () => {
+      await using sandbox = await createTestSandbox({ timeoutMs: 110_000 });
+      const context = await sandbox.createCodeContext();
+      await sandbox.runCode("kept = 7", { contextId: context.id });
+      // The agent runs, so this command goes through it, and the heartbeat pings the agent while it runs.
+      const command = await sandbox.commands.start("sleep 60; echo done", { timeoutMs: 100_000 });
+      let settled = "";
+      command.wait().then(
+        (result) => (settled = `exit ${result.exitCode}`),
+        (error: unknown) => (settled = `error ${String(error)}`),
+      );
+      await sandbox.pause();
+      await new Promise((resolve) => setTimeout(resolve, 14_000));
+      await sandbox.resume();
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(settled).toBe("");
+      expect((await sandbox.runCode("print(kept)", { contextId: context.id })).stdout).toBe("7\n");
+      await command.kill();
+    },
+  );
 
   it("the audit record says how the pause is enforced", { timeout: 90_000 }, async () => {
     await using sandbox = await createTestSandbox({ timeoutMs: 80_000 });

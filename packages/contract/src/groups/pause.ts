@@ -106,7 +106,8 @@ export function registerPauseTests(harness: ContractHarness): void {
     async () => {
       await using sandbox = await harness.createSandbox();
       await sandbox.files.write("kept.txt", "kept");
-      const background = capabilities.BACKGROUND_COMMANDS && capabilities.STDIN ? await sandbox.commands.start("cat >/dev/null", { stdin: true }) : undefined;
+      const background =
+        capabilities.BACKGROUND_COMMANDS && capabilities.STDIN ? await sandbox.commands.start("cat >/dev/null", { stdin: true }) : undefined;
       await sandbox.resume();
       expect(sandbox.paused).toBe(false);
       await sandbox.pause();

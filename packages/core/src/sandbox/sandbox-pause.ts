@@ -58,7 +58,8 @@ export function createSandboxPause(state: SandboxState, givenDriver: SandboxDriv
       ? (agent as HeartbeatHolder)
       : undefined;
   };
-  const missing = (name: string) => new ProviderError({ backend: state.backend, message: `The ${state.backend} driver declares PAUSE but has no ${name}.` });
+  const missing = (name: string) =>
+    new ProviderError({ backend: state.backend, message: `The ${state.backend} driver declares PAUSE but has no ${name}.` });
   const inOrder = <Result>(work: () => Promise<Result>): Promise<Result> => {
     const next = queue.then(work, work);
     queue = next.catch(() => {});
