@@ -17,6 +17,7 @@ import {
   SbxError,
   TimeoutError,
   TooManyProcessesError,
+  SandboxPausedError,
   UnsupportedSpecificationError,
 } from "../src/index.ts";
 
@@ -63,12 +64,20 @@ describe("error classes", () => {
     ],
     ["RuntimeMissingError", new RuntimeMissingError({ runtime: "python3" }), "SBX_RUNTIME_MISSING", "RuntimeMissingError"],
     ["TooManyProcessesError", new TooManyProcessesError({ limit: 3 }), "SBX_TOO_MANY_PROCESSES", "TooManyProcessesError"],
+    ["SandboxPausedError", new SandboxPausedError({ sandboxId: "s", operation: "run a command" }), "SBX_SANDBOX_PAUSED", "SandboxPausedError"],
   ];
 
   it("a lost context is not retryable (its state is gone); a lost one-shot run is", () => {
     expect(new CodeInterpreterLostError({ contextId: "ctx-1", reason: "r" }).retryable).toBe(false);
     expect(new CodeInterpreterLostError({ contextId: null, reason: "r" }).retryable).toBe(true);
     expect(new RuntimeMissingError({ runtime: "python3" }).message).toContain("python3");
+  });
+
+  it("a refusal while paused is not retryable (resuming is the caller's act) and says what to call", () => {
+    const error = new SandboxPausedError({ sandboxId: "s", operation: "run a command", backend: "docker" });
+    expect(error.retryable).toBe(false);
+    expect(error.operation).toBe("run a command");
+    expect(error.message).toContain("sandbox.resume()");
   });
 
   it("a refusal past maxLiveProcesses is not retryable and says the bound and how to raise it", () => {
