@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createSandbox, defineCapabilities, type Sandbox } from "../src/index.ts";
 import { caught } from "./support/caught.ts";
+import type { SandboxDriverV1 } from "../src/adapter.ts";
 import { createMemoryProvider, type MemoryDriver } from "./support/memory-driver.ts";
 
 /** A memory provider declaring PAUSE whose drivers answer pause and resume as `behaviour` says. */
@@ -17,7 +18,7 @@ function pausableProvider(behaviour: { pauseFails?: boolean; resumeFails?: boole
   const calls: string[] = [];
   const create = provider.create.bind(provider);
   provider.create = async (request) => {
-    const driver = (await create(request)) as MemoryDriver & { pause?: unknown; resume?: unknown };
+    const driver = (await create(request)) as MemoryDriver & Pick<SandboxDriverV1, "pause" | "resume">;
     driver.pause = async () => {
       calls.push("pause");
       if (behaviour.pauseFails) throw new Error("the processes could not be verified stopped");
