@@ -20,19 +20,21 @@ export const CONTINUE_ALL_SCRIPT = "kill -s CONT -- -1 2>/dev/null; exit 0";
  * `nobody` for a root sandbox), which the sandbox can neither signal nor trace. Two scans of every thread
  * (`/proc/<pid>/task/<tid>/status`): each thread of the uid (real or effective) must be stopped (`T`, `t`), dead
  * (`Z`, `X`), or in uninterruptible sleep with SIGSTOP pending (`D`: it stops before it next runs its own code, the
- * vfork parent of ADR 0042; a thread with SIGSTOP pending may show `R` until the loaded CPU runs it, so the first
- * scan is repeated, up to 300 times, until every thread is stopped); and the two scans must be identical, context-switch counts included. A scan is not one
+ * vfork parent of ADR 0042). A thread that is not stopped but has SIGSTOP pending is a stop to come (it shows `R`
+ * until the loaded CPU runs it): the first scan is repeated, up to 50 times, until every thread is stopped. One with
+ * none pending escaped the stop (another process's `SIGCONT` in flight cleared it): exit 3 at once, and the caller
+ * sends the stop again. Then the two scans must be identical, context-switch counts included. A scan is not one
  * instant, so a process could continue another after that one was read and stop itself before its own read; but to do
  * so it runs, and a thread that runs, even once, switches context at least once when it stops again. So two identical
  * all-stopped scans mean no thread of the uid ran between them, and none can run afterwards: only a running thread of
  * the uid could continue one (sbx's own helpers run as other uids and do not). Builtins only (no fork: it works at
  * the pids limit). Exit 0: verified. Exit 3: a thread runs (the record names it). Exit 6: something ran between the
- * scans. Exit 7: no thread state could be read.
+ * scans.
  */
 export const VERIFY_STOPPED_SCRIPT = [
   "u=$1",
   "scan() {",
-  "  r=; bad=",
+  "  r=; bad=; esc=",
   "  for t in /proc/[0-9]*/task/[0-9]*; do",
   "    s=; ru=; eu=; p=; sp=; vc=; nc=",
   "    while read k v w x; do",
@@ -46,20 +48,22 @@ export const VERIFY_STOPPED_SCRIPT = [
   "      esac",
   '    done 2>/dev/null <"$t/status"',
   '    [ "$ru" = "$u" ] || [ "$eu" = "$u" ] || continue',
-  '    case "$s" in',
-  "      T|t|Z|X) ;;",
-  '      D) case "$p$sp" in *[4567cdef]????|*[4567cdef]????????????????????) ;; *) bad="$bad ${t#/proc/}:$s";; esac;;',
-  '      *) bad="$bad ${t#/proc/}:$s";;',
-  "    esac",
   '    r="$r ${t#/proc/}:$s:$vc:$nc"',
+  '    case "$s" in T|t|Z|X) continue;; esac',
+  // Not stopped: a SIGSTOP still pending (bit 19 of SigPnd or ShdPnd) is a stop to come; none is an escape.
+  '    case "$p$sp" in *[4567cdef]????|*[4567cdef]????????????????????) pending=1;; *) pending=;; esac',
+  '    [ "$s" = D ] && [ -n "$pending" ] && continue',
+  '    bad="$bad ${t#/proc/}:$s"',
+  '    [ -z "$pending" ] && esc="$esc ${t#/proc/}:$s"',
   "  done",
   "}",
   "i=0",
   "while :; do",
   "  scan",
   '  [ -z "$bad" ] && break',
+  '  [ -n "$esc" ] && { echo "running, no stop pending:$esc"; exit 3; }',
   "  i=$((i+1))",
-  '  [ $i -ge 300 ] && { echo "running:$bad"; exit 3; }',
+  '  [ $i -ge 50 ] && { echo "running:$bad"; exit 3; }',
   "done",
   '[ -z "$r" ] && { echo "no thread of uid $u"; exit 0; }',
   "first=$r",
@@ -71,7 +75,7 @@ export const VERIFY_STOPPED_SCRIPT = [
 ].join("\n");
 
 /** How many stop-and-verify rounds a pause gets before it gives up (a fork racing the stop needs a second round at most, normally). */
-const PAUSE_ROUNDS = 5;
+const PAUSE_ROUNDS = 10;
 /** The bound of each helper exec: the kill helper's (ADR 0042). */
 const HELPER_TIMEOUT_MS = 10_000;
 
@@ -107,6 +111,7 @@ export async function pauseSandbox(target: PauseTarget, signal?: AbortSignal): P
     const verified = await helper(target.container, target.deadlineUser, ["sh", "-c", VERIFY_STOPPED_SCRIPT, "sbx-pause-verify", uid]);
     if (verified.exitCode === 0) return { enforcement: DOCKER_PAUSE_ENFORCEMENT };
     last = `the check found: ${verified.output.slice(0, 300)}`;
+    if (process.env.SBX_DEBUG_PAUSE === "1") process.stderr.write(`sbx pause round ${round + 1}: ${last}\n`);
   }
   await resumeSandbox(target).catch(() => {});
   throw new ProviderError({

@@ -36,19 +36,32 @@ async function goneBy(id: string, deadline: number): Promise<boolean> {
 
 /**
  * Eight processes that send SIGCONT to every process of their uid in a tight loop (`kill(-1, SIGCONT)`), each logging
- * its wall time in ms every 50 ms: the attack on a stop-based pause, where one process left running continues the rest.
+ * its wall time in ms every 50 ms, and a ninth that forks without pause (each child sends the same SIGCONT and exits),
+ * logging the same way: the attacks on a stop-based pause, where one process left running (or born during the stop)
+ * continues the rest.
  */
 const CONTINUERS = [
   "import os, signal, time",
-  "for _ in range(3):",
-  "    os.fork()",
-  "log = open('continuer-%d.txt' % os.getpid(), 'a', buffering=1)",
+  "forker = os.fork() == 0",
+  "if not forker:",
+  "    for _ in range(3):",
+  "        os.fork()",
+  "log = open('continuer-%s%d.txt' % ('forker-' if forker else '', os.getpid()), 'a', buffering=1)",
   "last = 0",
   "while True:",
-  "    try:",
-  "        os.kill(-1, signal.SIGCONT)",
-  "    except OSError:",
-  "        pass",
+  "    if forker:",
+  "        child = os.fork()",
+  "        if child == 0:",
+  "            try:",
+  "                os.kill(-1, signal.SIGCONT)",
+  "            finally:",
+  "                os._exit(0)",
+  "        os.waitpid(child, 0)",
+  "    else:",
+  "        try:",
+  "            os.kill(-1, signal.SIGCONT)",
+  "        except OSError:",
+  "            pass",
   "    now = int(time.time() * 1000)",
   "    if now - last >= 50:",
   "        log.write('%d\\n' % now)",
@@ -57,7 +70,7 @@ const CONTINUERS = [
 
 describeWithDocker("pause on Docker", () => {
   it(
-    "processes that continue every process of their uid in a loop are all stopped while paused, and run again after resume",
+    "processes that continue every process of their uid in a loop, and one that forks without pause, are all stopped while paused, and run again after resume",
     { timeout: 180_000 },
     async () => {
       await using sandbox = await createTestSandbox({ timeoutMs: 170_000 });
@@ -65,8 +78,8 @@ describeWithDocker("pause on Docker", () => {
       const attack = await sandbox.commands.start("exec python3 continuers.py", { timeoutMs: 160_000 });
       const startedAt = Date.now();
       const logs = async () => (await sandbox.files.list(".")).filter((entry) => entry.name.startsWith("continuer-")).map((entry) => entry.name);
-      while ((await logs()).length < 8 && Date.now() - startedAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 300));
-      expect((await logs()).length).toBe(8);
+      while ((await logs()).length < 9 && Date.now() - startedAt < 60_000) await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await logs()).length).toBe(9);
       await sandbox.pause();
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       await sandbox.resume();
