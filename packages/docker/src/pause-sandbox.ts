@@ -1,4 +1,4 @@
-import { ProviderError } from "@sbx/core";
+import { AbortedError, ProviderError } from "@sbx/core";
 import { withinTime } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { runArgv } from "./exec-process.js";
@@ -95,8 +95,8 @@ export const DOCKER_PAUSE_ENFORCEMENT =
 
 /**
  * Pauses a Docker sandbox (ADR 0055): stop everything of the sandbox uid, verify from the deadline's uid, repeat up
- * to `PAUSE_ROUNDS` times. Throws `ProviderError` (after continuing everything again: a sandbox that could not be
- * paused is left running, never half-stopped) when no round verified.
+ * to `PAUSE_ROUNDS` times. Throws `ProviderError` when no round verified, `AbortedError` when `signal` fired first;
+ * either way after continuing everything again: a sandbox that could not be paused is left running, never half-stopped.
  */
 export async function pauseSandbox(target: PauseTarget, signal?: AbortSignal): Promise<{ enforcement: string }> {
   const uid = uidOf(target.commandUser);
@@ -114,9 +114,10 @@ export async function pauseSandbox(target: PauseTarget, signal?: AbortSignal): P
     if (process.env.SBX_DEBUG_PAUSE === "1") process.stderr.write(`sbx pause round ${round + 1}: ${last}\n`);
   }
   await resumeSandbox(target).catch(() => {});
+  if (signal?.aborted) throw new AbortedError({ backend: "docker", message: "The pause was aborted by the caller; the sandbox was left running." });
   throw new ProviderError({
     backend: "docker",
-    message: `Could not pause the sandbox: its processes were not verified stopped (${signal?.aborted ? "the call was aborted" : last}). It was left running.`,
+    message: `Could not pause the sandbox: its processes were not verified stopped (${last}). It was left running.`,
   });
 }
 

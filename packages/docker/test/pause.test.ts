@@ -101,14 +101,15 @@ describeWithDocker("pause on Docker", () => {
 
   for (const user of ["default", "root"] as const) {
     it(`a paused ${user} sandbox still ends at its deadline: its container is gone within 10 s of the lifetime`, { timeout: 90_000 }, async () => {
-      const sandbox = await createTestSandbox({ timeoutMs: 8_000, user });
+      // Long enough that create, a command and the pause finish before the end on a loaded machine (at load 49, 8 s was not).
+      const sandbox = await createTestSandbox({ timeoutMs: 20_000, user });
       const createdAt = Date.now();
       try {
         await sandbox.commands.start("sleep 300");
         await sandbox.pause();
         expect(sandbox.paused).toBe(true);
         expect(await running(sandbox.id)).toBe(true);
-        expect(await goneBy(sandbox.id, createdAt + 8_000 + 10_000)).toBe(true);
+        expect(await goneBy(sandbox.id, createdAt + 20_000 + 10_000)).toBe(true);
         expect((await sandbox.ended).reason).toBe("lifetime");
       } finally {
         await sandbox.kill().catch(() => {});

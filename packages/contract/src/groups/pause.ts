@@ -138,7 +138,8 @@ export function registerPauseTests(harness: ContractHarness): void {
   );
 
   contractTest("pause.lifetime-runs", "the lifetime keeps running while paused: a paused sandbox ends at its deadline", async () => {
-    const sandbox = await harness.createSandbox({ timeoutMs: 6_000 });
+    // Long enough that the pause finishes before the end on a loaded machine.
+    const sandbox = await harness.createSandbox({ timeoutMs: 15_000 });
     await sandbox.pause();
     const end = await sandbox.ended;
     expect(end.reason).toBe("lifetime");
