@@ -10,6 +10,8 @@ import { defineCapabilities } from "@sbx/core";
  * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
  * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
  * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
+ * - PORTS: each connection to a loopback listener on the host carried into the container over the agent, the container
+ *   keeping no network (adr/0053).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -26,5 +28,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   SET_LIFETIME: true,
   FILE_WATCH: true,
   PTY: true,
+  PORTS: true,
   languages: ["python"],
 });

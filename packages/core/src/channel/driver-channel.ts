@@ -76,6 +76,7 @@ export class DriverChannel implements ResolvedDriverMethods {
   readonly probe: ResolvedDriverMethods["probe"];
   readonly watchFiles: ResolvedDriverMethods["watchFiles"];
   readonly openTerminal: ResolvedDriverMethods["openTerminal"];
+  readonly openPortConnection: ResolvedDriverMethods["openPortConnection"];
   readonly destroy: ResolvedDriverMethods["destroy"];
   /** ISO time the sandbox was closed (killed, disposed or lost), or null while open. */
   closedAt: string | null = null;
@@ -112,6 +113,7 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.probe = methods.probe;
     this.watchFiles = methods.watchFiles;
     this.openTerminal = methods.openTerminal;
+    this.openPortConnection = methods.openPortConnection;
     this.destroy = credentials
       ? async () => {
           try {

@@ -33,4 +33,5 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   // A driver with the sbx agent carries `watchFiles` whether it declares FILE_WATCH or not (ADR 0049).
   { capability: "FILE_WATCH", holder: "driver", method: "watchFiles", rule: "flag-needs-method" },
   { capability: "PTY", holder: "driver", method: "openTerminal", rule: "flag-needs-method" },
+  { capability: "PORTS", holder: "driver", method: "openPortConnection", rule: "flag-needs-method" },
 ] as const);
