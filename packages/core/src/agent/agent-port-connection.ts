@@ -32,7 +32,7 @@ export function connectThroughAgent(session: AgentSession, request: PortConnecti
   let sendCredit = 0;
   let receiveAllowance = request.window;
   let ungranted = 0;
-  let waiters: Array<() => void> = [];
+  const waiters: Array<() => void> = [];
   const wake = () => {
     for (const waiter of waiters.splice(0)) waiter();
   };
@@ -50,7 +50,10 @@ export function connectThroughAgent(session: AgentSession, request: PortConnecti
   const refusal = (header: AgentFrame["header"]): ProviderError => {
     const message = typeof header.message === "string" ? header.message.slice(0, MESSAGE_CHARACTERS) : "no message";
     const code = typeof header.code === "string" ? header.code.slice(0, 40) : "error";
-    return new ProviderError({ backend, message: `The sbx sandbox agent could not connect to port ${request.port} inside the sandbox (${code}): ${message}` });
+    return new ProviderError({
+      backend,
+      message: `The sbx sandbox agent could not connect to port ${request.port} inside the sandbox (${code}): ${message}`,
+    });
   };
   const connection: DriverPortConnection = {
     async write(chunk) {
@@ -89,7 +92,8 @@ export function connectThroughAgent(session: AgentSession, request: PortConnecti
         switch (header.type) {
           case "connected": {
             const window = creditOf(header.window);
-            if (connected || window === undefined) return void fail(new ProviderError({ backend, message: "The sbx sandbox agent answered connect with a bad window." }));
+            if (connected || window === undefined)
+              return void fail(new ProviderError({ backend, message: "The sbx sandbox agent answered connect with a bad window." }));
             connected = true;
             sendCredit = window;
             request.signal.removeEventListener("abort", onAbort);
@@ -100,7 +104,9 @@ export function connectThroughAgent(session: AgentSession, request: PortConnecti
             if (!connected) return void fail(new ProviderError({ backend, message: "The sbx sandbox agent sent data before it connected." }));
             receiveAllowance -= body.byteLength;
             if (receiveAllowance < 0)
-              return void fail(new ProviderError({ backend, message: `The sbx sandbox agent sent more than the credit the host gave for port ${request.port}.` }));
+              return void fail(
+                new ProviderError({ backend, message: `The sbx sandbox agent sent more than the credit the host gave for port ${request.port}.` }),
+              );
             request.onData(body);
             return;
           case "port_credit": {

@@ -44,13 +44,10 @@ export function bridgePortConnection(socket: Socket, first: Buffer, open: OpenPo
   const forward = (chunk: Buffer) => {
     socket.pause();
     heldForSandbox += chunk.byteLength;
-    connection!.write(chunk).then(
-      () => {
-        heldForSandbox -= chunk.byteLength;
-        if (!closed) socket.resume();
-      },
-      finish,
-    );
+    connection!.write(chunk).then(() => {
+      heldForSandbox -= chunk.byteLength;
+      if (!closed) socket.resume();
+    }, finish);
   };
   open({
     window: PORT_RECEIVE_WINDOW_BYTES,

@@ -15,7 +15,8 @@ export const DEFAULT_MAX_PORT_CONNECTIONS = 32;
 export const PORT_TOKEN_WAIT_MS = 10_000;
 
 /** The answer to a client refused by the token check; nothing of it reached the sandbox. */
-const REFUSED_RESPONSE = "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 47\r\nconnection: close\r\n\r\nsbx: a valid X-Sbx-Port-Token header is needed\n";
+const REFUSED_RESPONSE =
+  "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 47\r\nconnection: close\r\n\r\nsbx: a valid X-Sbx-Port-Token header is needed\n";
 
 /** Opens the host listener on 127.0.0.1, an ephemeral port. */
 function listenOnLoopback(server: Server): Promise<number> {
@@ -42,7 +43,11 @@ export function createSandboxPorts(state: SandboxState): SandboxPorts {
       state.ensureOpen("expose a port");
       state.requireCapability("PORTS");
       if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65_535)
-        throw new InvalidArgumentError({ field: "port", backend, message: `Invalid port: expected an integer from 1 to 65535, got ${String(port)}.` });
+        throw new InvalidArgumentError({
+          field: "port",
+          backend,
+          message: `Invalid port: expected an integer from 1 to 65535, got ${String(port)}.`,
+        });
       const options = validate(portExposeOptionsSchema, rawOptions ?? {}, "options");
       throwIfAborted(options.signal, backend);
       const openPortConnection = driver.openPortConnection;

@@ -13,9 +13,7 @@ export function newPortToken(): string {
 
 /** The outcome of reading a connection's first bytes for the token. */
 export type PortTokenCheck =
-  | { readonly kind: "more" }
-  | { readonly kind: "refused"; readonly reason: string }
-  | { readonly kind: "accepted"; readonly forward: Buffer };
+  { readonly kind: "more" } | { readonly kind: "refused"; readonly reason: string } | { readonly kind: "accepted"; readonly forward: Buffer };
 
 /** The first line of an HTTP/1.x request: a method, a target without spaces, the version. */
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^\s]+ HTTP\/1\.[01]$/;
