@@ -27,6 +27,7 @@ describe("capability flags and their methods", () => {
       "SET_LIFETIME:driver.setLifetime:flag-needs-method",
       "FILE_WATCH:driver.watchFiles:flag-needs-method",
       "PTY:driver.openTerminal:flag-needs-method",
+      "PORTS:driver.openPortConnection:flag-needs-method",
     ]);
   });
 
