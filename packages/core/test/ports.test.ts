@@ -71,7 +71,7 @@ describe("the port token check", () => {
 function fakeSession(): {
   session: AgentSession;
   sent: Array<Record<string, unknown>>;
-  feed(header: Record<string, unknown>, body?: Uint8Array): void;
+  feed: (header: Record<string, unknown>, body?: Uint8Array) => void;
 } {
   const sent: Array<Record<string, unknown>> = [];
   const process = {
