@@ -23,8 +23,9 @@ const floodMs = sized(5_000, 1_000);
 const docker = new Docker();
 const MiB = 1024 * 1024;
 
-/** Makes `size` random bytes in /tmp/big.bin and serves /tmp on `bind`:8000 (the shell line both sides run). */
-const serveCommand = (bind) => `head -c ${fileBytes} /dev/urandom > /tmp/big.bin && cd /tmp && exec python3 -m http.server 8000 --bind ${bind}`;
+/** Makes `fileBytes` random bytes in `directory`/big.bin and serves `directory` on `bind`:8000 (the shell line both sides run). */
+const serveCommand = (directory, bind) =>
+  `cd ${directory} && head -c ${fileBytes} /dev/urandom > big.bin && exec python3 -m http.server 8000 --bind ${bind}`;
 
 /** GETs /big.bin from `base` (with `headers`), counting and discarding the body; rejects unless all `fileBytes` arrived. */
 function download(base, headers = {}) {
@@ -54,7 +55,7 @@ async function waitForServer(base, headers = {}) {
       call.end();
     });
     if (status === 200) return;
-    if (attempt > 600) throw new Error(`${base} did not serve /big.bin within 60 s`);
+    if (attempt > 1800) throw new Error(`${base} did not serve /big.bin within 180 s`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -80,7 +81,7 @@ const network = await docker.createNetwork({ Name: `sbx-bench-ports-${randomByte
 const raw = await docker.createContainer({
   Image: image,
   User: "10001:10001",
-  Cmd: ["sh", "-c", serveCommand("0.0.0.0")],
+  Cmd: ["sh", "-c", serveCommand("/tmp", "0.0.0.0")],
   Labels: { "sbx.bench": "ports" },
   ExposedPorts: { "8000/tcp": {} },
   HostConfig: { NetworkMode: network.id, PortBindings: { "8000/tcp": [{ HostIp: "127.0.0.1", HostPort: "" }] } },
@@ -90,7 +91,8 @@ try {
   await raw.start();
   const rawPort = (await raw.inspect()).NetworkSettings.Ports["8000/tcp"][0].HostPort;
   const rawBase = `http://127.0.0.1:${rawPort}`;
-  await sandbox.commands.start(serveCommand("127.0.0.1"));
+  // The workspace, not /tmp: the sandbox's /tmp is a small tmpfs.
+  await sandbox.commands.start(serveCommand(sandbox.workspace, "127.0.0.1"));
   const exposed = await sandbox.ports.expose(8000);
   const auth = { "x-sbx-port-token": exposed.token };
   await Promise.all([waitForServer(rawBase), waitForServer(exposed.url, auth)]);
