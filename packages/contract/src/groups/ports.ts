@@ -33,8 +33,8 @@ const HOST_BUFFER_BOUND_BYTES = 512 * 1024 + 64 * 1024;
 
 /** Starts `program` (Python source) inside as a background command and waits until 127.0.0.1:`port` accepts connections. */
 async function startServerInside(sandbox: Sandbox, program: string, port = INSIDE_PORT): Promise<void> {
-  await sandbox.files.write("server.py", program);
-  await sandbox.commands.start("exec python3 server.py");
+  await sandbox.files.write(`server-${port}.py`, program.replace(`("127.0.0.1", ${INSIDE_PORT})`, `("127.0.0.1", ${port})`));
+  await sandbox.commands.start(`exec python3 server-${port}.py`);
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const probe = await sandbox.commands.run(`python3 -c "import socket; socket.create_connection(('127.0.0.1', ${port}), 2).close()"`);
@@ -118,6 +118,20 @@ while True:
         pass
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     connection.close()
+`;
+
+/** Sandbox code that SIGKILLs every process running the sbx agent's source (`python3 -I -u -c …`): the agent and its zygote. */
+const KILL_THE_AGENT = `import os, signal
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        argv = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\\0")
+    except OSError:
+        continue
+    if argv[:4] == [b"python3", b"-I", b"-u", b"-c"]:
+        os.kill(int(pid), signal.SIGKILL)
+        print("killed", pid)
 `;
 
 /** Opens a TCP connection to `url` (http://host:port); rejects with the socket's error (ECONNREFUSED once closed). */
@@ -302,7 +316,7 @@ export function registerPortsTests(harness: ContractHarness): void {
 
   contractTest(
     "ports.hostile-server",
-    "random bytes then a reset from the server inside reach the client as data and a closed connection, never a throw on the host; the port serves the next connection",
+    "random bytes then a reset from the server inside reach the client as data and a closed connection, and the agent killed from inside closes the connection it carried; never a throw on the host, and the port serves the next connection",
     async () => {
       await using sandbox = await harness.createSandbox();
       await startServerInside(sandbox, HOSTILE_SERVER);
@@ -313,6 +327,19 @@ export function registerPortsTests(harness: ContractHarness): void {
       const second = await exchange(exposed.url, "again\r\n");
       expect(second.text.length).toBeGreaterThan(0);
       expect(exposed.stats().connections).toBe(0);
+      // The agent carrying a connection killed by sandbox code: the connection closes, the next one gets a new agent.
+      await startServerInside(sandbox, NON_READING_SERVER, INSIDE_PORT + 1);
+      await using held = await sandbox.ports.expose(INSIDE_PORT + 1, { token: false });
+      const carried = await open(held.url);
+      carried.on("error", () => {});
+      const carriedClosed = new Promise<void>((resolve) => carried.once("close", () => resolve()));
+      carried.write("hello");
+      await sandbox.files.write("kill-agent.py", KILL_THE_AGENT);
+      // The command may fail: on a backend whose commands run through the agent, it dies with the agent it killed.
+      await sandbox.commands.run("python3 kill-agent.py").catch(() => undefined);
+      await Promise.race([carriedClosed, delay(WAIT_MS).then(() => expect.fail("the carried connection stayed open after its agent was killed"))]);
+      const third = await exchange(exposed.url, "after\r\n");
+      expect(third.text.length).toBeGreaterThan(0);
     },
   );
 
