@@ -316,7 +316,7 @@ export function registerPortsTests(harness: ContractHarness): void {
 
   contractTest(
     "ports.hostile-server",
-    "random bytes then a reset from the server inside reach the client as data and a closed connection, and the agent killed from inside closes the connection it carried; never a throw on the host, and the port serves the next connection",
+    "random bytes then a reset from the server inside reach the client as data and a closed connection, and the agent killed from inside closes the connection it carried; never a throw on the host, and the next connection gets a new agent",
     async () => {
       await using sandbox = await harness.createSandbox();
       await startServerInside(sandbox, HOSTILE_SERVER);
@@ -338,8 +338,12 @@ export function registerPortsTests(harness: ContractHarness): void {
       // The command may fail: on a backend whose commands run through the agent, it dies with the agent it killed.
       await sandbox.commands.run("python3 kill-agent.py").catch(() => undefined);
       await Promise.race([carriedClosed, delay(WAIT_MS).then(() => expect.fail("the carried connection stayed open after its agent was killed"))]);
-      const third = await exchange(exposed.url, "after\r\n");
-      expect(third.text.length).toBeGreaterThan(0);
+      // A server started now (where commands ran through the agent, the earlier servers die with it, killed by their
+      // tags) answers through a port: its connection starts a new agent.
+      await startServerInside(sandbox, HOSTILE_SERVER, INSIDE_PORT + 2);
+      await using after = await sandbox.ports.expose(INSIDE_PORT + 2, { token: false });
+      const third = await exchange(after.url, "after\r\n");
+      expect(third.text.length, `after the agent was killed: ${third.error ?? "no error"}`).toBeGreaterThan(0);
     },
   );
 
