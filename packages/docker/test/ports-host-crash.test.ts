@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { describeWithDocker } from "./docker-test-environment.js";
+import { describeWithDocker, docker } from "./docker-test-environment.js";
 
 /** Resolves with "connected" or the connection's error code. */
 function tryConnect(url: string): Promise<string> {
@@ -30,8 +30,12 @@ describeWithDocker("exposed ports and the host process's end (ADR 0053)", () => 
       if (child.exitCode !== null) throw new Error(`the child exited early with ${child.exitCode}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const exposed = JSON.parse(output) as { url: string; status: number; body: string };
+    const exposed = JSON.parse(output) as { url: string; status: number; body: string; id: string };
     expect(exposed).toMatchObject({ status: 200, body: "alive\n" });
+    // The port reached the server while the container had no network at all (read from the engine, not sbx's record).
+    const container = await docker.getContainer(exposed.id).inspect();
+    expect(container.HostConfig.NetworkMode).toBe("none");
+    expect(Object.keys(container.NetworkSettings.Networks ?? {})).toEqual([]);
     expect(exposed.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await tryConnect(exposed.url)).toBe("connected");
     child.kill("SIGKILL");
