@@ -55,6 +55,16 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "ports-bench.mjs",
+    lines: [
+      new RegExp(String.raw`\| sbx ports\.expose \(agent, no network\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| docker published port \(bench network\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| 1\.000 +\|`),
+      new RegExp(String.raw`\| client flooding a server that never reads +\| -?${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| server flooding a client that never reads +\| -?${NUMBER} +\| ${NUMBER} +\| - +\|`),
+    ],
+    docker: true,
+  },
+  {
     file: "e2b-bench.mjs",
     lines: [
       new RegExp(String.raw`^create \(\+ kill, not timed\) .* ${NUMBER}x`, "m"),

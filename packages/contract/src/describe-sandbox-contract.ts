@@ -7,6 +7,7 @@ import { registerCredentialsTests } from "./groups/credentials.js";
 import { registerFilesTests } from "./groups/files.js";
 import { registerFileWatchTests } from "./groups/file-watch.js";
 import { registerTerminalTests } from "./groups/terminals.js";
+import { registerPortsTests } from "./groups/ports.js";
 import { registerFilePolicyTests } from "./groups/file-policy.js";
 import { registerFileRaceTests } from "./groups/file-races.js";
 import { registerInitialFilesTests } from "./groups/initial-files.js";
@@ -49,6 +50,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("initial files", () => registerInitialFilesTests(harness));
     describe("file watching", () => registerFileWatchTests(harness));
     describe("terminals", () => registerTerminalTests(harness));
+    describe("exposed ports", () => registerPortsTests(harness));
     describe("runCode", () => registerRunCodeTests(harness));
     describe("code contexts", () => registerCodeContextsTests(harness));
     describe("network", () => registerNetworkTests(harness));

@@ -5,6 +5,7 @@ export { describeBackgroundCommandsContract } from "./groups/background.js";
 export { describeFilesContract } from "./groups/files.js";
 export { describeFileWatchContract } from "./groups/file-watch.js";
 export { describeTerminalsContract } from "./groups/terminals.js";
+export { describePortsContract } from "./groups/ports.js";
 export { describeRunCodeContract, describeCodeContextsContract } from "./groups/run-code.js";
 export { describeNetworkContract, defaultProbeCommand } from "./groups/network.js";
 export { describeSecretsContract } from "./groups/secrets.js";

@@ -88,6 +88,15 @@ export const CONTRACT_TEST_IDS = [
   "terminals.end-with-sandbox",
   "terminals.refused",
 
+  "ports.reaches-server",
+  "ports.token-checked-on-host",
+  "ports.backpressure",
+  "ports.hostile-server",
+  "ports.closes-on-close-and-kill",
+  "ports.closes-on-lifetime",
+  "ports.closes-on-loss",
+  "ports.refused",
+
   "run-code.stdout",
   "run-code.error",
   "run-code.results-null",

@@ -23,6 +23,8 @@ export type {
   DriverFileWatch,
   TerminalRequest,
   DriverTerminal,
+  PortConnectionRequest,
+  DriverPortConnection,
 } from "./v1/provider.js";
 export type { ResolvedCreateOptions } from "./v1/options.js";
 export { defineCapabilities, narrowCapabilities } from "./v1/capabilities.js";

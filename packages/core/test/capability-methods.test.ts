@@ -29,6 +29,7 @@ describe("capability flags and their methods", () => {
       "PTY:driver.openTerminal:flag-needs-method",
       "PAUSE:driver.pause:flag-needs-method",
       "PAUSE:driver.resume:flag-needs-method",
+      "PORTS:driver.openPortConnection:flag-needs-method",
     ]);
   });
 

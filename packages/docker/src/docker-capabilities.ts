@@ -12,6 +12,8 @@ import { defineCapabilities } from "@sbx/core";
  * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
  * - PAUSE: every process of the sandbox user stopped (SIGSTOP) and verified stopped from the deadline's uid; the root
  *   deadline and the dead-man's switch keep running (ADR 0055).
+ * - PORTS: each connection to a loopback listener on the host carried into the container over the agent, the container
+ *   keeping no network (adr/0053).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -29,5 +31,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   FILE_WATCH: true,
   PTY: true,
   PAUSE: true,
+  PORTS: true,
   languages: ["python"],
 });

@@ -3,7 +3,9 @@ import type {
   CodeRequest,
   DriverExecution,
   DriverFileWatch,
+  DriverPortConnection,
   DriverTerminal,
+  PortConnectionRequest,
   SandboxDriverV1,
   SpawnedProcess,
   SpawnRequest,
@@ -15,6 +17,7 @@ import { AgentCodeContexts } from "./agent-code-contexts.js";
 import { runInAgent } from "./agent-code-runs.js";
 import { spawnThroughAgent } from "./agent-commands.js";
 import { watchThroughAgent } from "./agent-file-watch.js";
+import { connectThroughAgent } from "./agent-port-connection.js";
 import type { AgentSession } from "./agent-session.js";
 import { startAgentSession } from "./agent-session-start.js";
 
@@ -176,6 +179,13 @@ export class SandboxAgentClient {
       { command: request.command, cwd: request.cwd, env: request.env, stdin: true, onStdout: request.onData, onStderr: request.onData },
       { backend, enforcement, terminal: { cols: request.cols, rows: request.rows } },
     );
+  }
+
+  /** Opens a connection to a port on the sandbox's loopback (starting the agent if it is not running); see `connectThroughAgent`. */
+  async openPortConnection(request: PortConnectionRequest): Promise<DriverPortConnection> {
+    if (request.signal.aborted) throw new AbortedError({ backend: this.settings.backend, cause: request.signal.reason });
+    const session = await this.current();
+    return connectThroughAgent(session, request, this.settings.backend);
   }
 
   /** Stops the agent (its interpreters end with it). Idempotent; later calls fail. */

@@ -5,7 +5,7 @@ import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-clie
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
 export type SandboxDriverWithAgent = SandboxDriverV1 &
-  Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext" | "watchFiles" | "openTerminal">> & {
+  Required<Pick<SandboxDriverV1, "runCode" | "createCodeContext" | "watchFiles" | "openTerminal" | "openPortConnection">> & {
     /** The agent client, for adapters and tests that need more (closing a context, the agent's hello). */
     readonly agent: SandboxAgentClient;
   };
@@ -45,6 +45,8 @@ export interface AttachedSandboxAgent {
   readonly watchFiles: NonNullable<SandboxDriverV1["watchFiles"]>;
   /** Starts a terminal through the agent (a pseudo-terminal in the sandbox, ADR 0049); refused without `enforcement`. */
   readonly openTerminal: NonNullable<SandboxDriverV1["openTerminal"]>;
+  /** Opens a connection to a port on the sandbox's loopback through the agent (ADR 0053). */
+  readonly openPortConnection: NonNullable<SandboxDriverV1["openPortConnection"]>;
   /** Stops the agent, bounded (a stuck agent must not hold up the sandbox's removal). Never rejects. */
   readonly stop: () => Promise<void>;
 }
@@ -75,6 +77,7 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
     createCodeContext: (request) => agent.createContext(request),
     watchFiles: (request) => agent.watchFiles(request),
     openTerminal: (request) => agent.openTerminal(request),
+    openPortConnection: (request) => agent.openPortConnection(request),
     stop: () =>
       withinTime(
         agent.stop().catch(() => {}),
@@ -121,6 +124,7 @@ export function withCodeAgent(driver: SandboxDriverV1, options: CodeAgentOptions
     createCodeContext: attached.createCodeContext,
     watchFiles: driver.watchFiles ? (request) => driver.watchFiles!(request) : attached.watchFiles,
     openTerminal: driver.openTerminal ? (request) => driver.openTerminal!(request) : attached.openTerminal,
+    openPortConnection: driver.openPortConnection ? (request) => driver.openPortConnection!(request) : attached.openPortConnection,
     readFile: own("readFile"),
     writeFile: own("writeFile"),
     list: own("list"),

@@ -1093,6 +1093,175 @@ class Watch(object):
                 pass
 
 
+# --- exposed ports (adr/0053): a loopback connection inside, bytes both ways in frames, each direction under credit ---
+import errno
+
+PORT_WINDOW = 512 * 1024
+MAX_PORT_CONNECTIONS = 256
+
+
+class PortConnection(object):
+    """One TCP connection to 127.0.0.1:port inside the sandbox, carried over the agent's frames (adr/0053).
+
+    Bytes read from the socket go to the host as `port_data` frames, never more than the host's credit (it grants more
+    with `port_credit` as its client takes them), so a server that floods is held by the kernel's socket buffers; bytes
+    from the host are written as the socket takes them, and the host may send only as many as this side granted (the
+    `connected` window, then `port_credit` after each write), so a client that floods is held on the host side."""
+
+    def __init__(self, agent, request):
+        self.agent = agent
+        self.id = request["id"]
+        self.lost = None
+        port = request.get("port")
+        window = request.get("window")
+        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+            raise ValueError("port must be an integer from 1 to 65535")
+        if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= 64 * 1024 * 1024:
+            raise ValueError("window must be a positive integer")
+        if len(agent.ports) >= MAX_PORT_CONNECTIONS:
+            raise ValueError("too many port connections (%d)" % MAX_PORT_CONNECTIONS)
+        self.credit = window
+        self.pending = bytearray()
+        self.granted_back = 0
+        self.connecting = True
+        self.reading = True
+        self.host_ended = False
+        self.shut = False
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setblocking(False)
+        self.fd = self.sock.fileno()
+        code = self.sock.connect_ex(("127.0.0.1", port))
+        if code not in (0, errno.EINPROGRESS):
+            self.sock.close()
+            raise OSError(code, os.strerror(code))
+        self.registered = 0
+        self.interest()
+
+    def interest(self):
+        if self.lost is not None:
+            return
+        events = 0
+        if self.connecting or self.pending or (self.host_ended and not self.shut):
+            events |= selectors.EVENT_WRITE
+        if not self.connecting and self.reading and self.credit > 0:
+            events |= selectors.EVENT_READ
+        if events == self.registered:
+            return
+        if self.registered == 0:
+            self.agent.selector.register(self.fd, events, (self, "port"))
+        elif events == 0:
+            self.agent.selector.unregister(self.fd)
+        else:
+            self.agent.selector.modify(self.fd, events, (self, "port"))
+        self.registered = events
+
+    def on_readable(self, fd, kind):
+        try:
+            self.step()
+        except Exception as error:
+            self.finish("%s: %s" % (type(error).__name__, error))
+
+    def step(self):
+        if self.connecting:
+            code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if code != 0:
+                self.agent.ports.pop(self.id, None)
+                self.close()
+                self.agent.fail(self.id, "connect-refused", "127.0.0.1 refused the connection: %s" % os.strerror(code))
+                return
+            self.connecting = False
+            self.agent.send({"type": "connected", "id": self.id, "window": PORT_WINDOW})
+        self.flush()
+        self.read()
+        self.interest()
+
+    def read(self):
+        while self.lost is None and self.reading and self.credit > 0:
+            try:
+                data = self.sock.recv(min(CHUNK, self.credit))
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as error:
+                self.finish("%s" % os.strerror(error.errno or 0))
+                return
+            if not data:
+                self.reading = False
+                self.agent.send({"type": "port_end", "id": self.id})
+                self.maybe_done()
+                return
+            self.credit -= len(data)
+            self.agent.send({"type": "port_data", "id": self.id}, data)
+
+    def flush(self):
+        while self.lost is None and self.pending and not self.connecting:
+            try:
+                written = self.sock.send(bytes(self.pending[:CHUNK]))
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError as error:
+                self.finish("%s" % os.strerror(error.errno or 0))
+                return
+            del self.pending[:written]
+            self.granted_back += written
+        if self.lost is None and self.granted_back > 0 and (not self.pending or self.granted_back >= PORT_WINDOW // 4):
+            self.agent.send({"type": "port_credit", "id": self.id, "bytes": self.granted_back})
+            self.granted_back = 0
+        if self.lost is None and self.host_ended and not self.pending and not self.shut and not self.connecting:
+            self.shut = True
+            try:
+                self.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            self.maybe_done()
+
+    def data(self, body):
+        if len(self.pending) + len(body) > 2 * PORT_WINDOW:
+            self.finish("the host sent past its credit")
+            return
+        self.pending += body
+        self.flush()
+        self.interest()
+
+    def grant(self, count):
+        if isinstance(count, int) and not isinstance(count, bool) and 0 < count <= 64 * 1024 * 1024:
+            self.credit += count
+            self.read()
+            self.interest()
+
+    def end_from_host(self):
+        self.host_ended = True
+        self.flush()
+        self.interest()
+
+    def maybe_done(self):
+        if not self.reading and self.shut:
+            self.finish(None)
+
+    def finish(self, error):
+        if self.lost is not None:
+            return
+        self.agent.ports.pop(self.id, None)
+        self.close()
+        header = {"type": "port_closed", "id": self.id}
+        if error:
+            header["message"] = error
+        self.agent.send(header)
+
+    def close(self):
+        if self.lost is None:
+            self.lost = "closed"
+        if self.registered:
+            try:
+                self.agent.selector.unregister(self.fd)
+            except (KeyError, ValueError):
+                pass
+            self.registered = 0
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
 class Agent(object):
     def __init__(self, zygote):
         self.zygote = zygote
@@ -1103,6 +1272,7 @@ class Agent(object):
         self.runs = {}
         self.commands = {}
         self.watches = {}
+        self.ports = {}
         self.counter = 0
         self.reader = FrameReader()
 
@@ -1136,6 +1306,20 @@ class Agent(object):
                     set_window_size(command.terminal, header)
                 except (OSError, ValueError, TypeError):
                     pass
+            return
+        if kind in ("port_data", "port_credit", "port_end", "port_close"):
+            # Notifications for an exposed port's connection (adr/0053): bytes, credit, the host's end, an abort.
+            connection = self.ports.get(header.get("target"))
+            if connection is None:
+                return
+            if kind == "port_data":
+                connection.data(body)
+            elif kind == "port_credit":
+                connection.grant(header.get("bytes"))
+            elif kind == "port_end":
+                connection.end_from_host()
+            else:
+                connection.finish(None)
             return
         request_id = header.get("id")
         if not isinstance(request_id, int):
@@ -1219,6 +1403,19 @@ class Agent(object):
             if watch is not None:
                 watch.close()
             self.send({"type": "ack", "id": request_id})
+        elif kind == "connect":
+            if request_id in self.ports:
+                self.fail(request_id, "bad-request", "request id %d is already connected" % request_id)
+                return
+            try:
+                connection = PortConnection(self, header)
+            except ValueError as error:
+                self.fail(request_id, "bad-request", str(error))
+                return
+            except OSError as error:
+                self.fail(request_id, "connect-refused", "127.0.0.1 refused the connection: %s" % (error.strerror or error))
+                return
+            self.ports[request_id] = connection
         elif kind == "shutdown":
             self.shutdown()
         else:

@@ -3,7 +3,7 @@ import type { Capabilities } from "../v1/capabilities.js";
 import { CAPABILITY_METHOD_PAIRS } from "../v1/capability-methods.js";
 
 /** The driver methods core supplies through the sandbox agent when a driver declares `codeAgent` (ADR 0037). */
-const AGENT_METHODS = new Set(["runCode", "createCodeContext", "watchFiles", "openTerminal"]);
+const AGENT_METHODS = new Set(["runCode", "createCodeContext", "watchFiles", "openTerminal", "openPortConnection"]);
 
 /**
  * Refuses a provider or driver whose capability flags and methods disagree (see `CAPABILITY_METHOD_PAIRS`), with a

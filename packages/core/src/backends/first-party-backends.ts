@@ -22,7 +22,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       SET_LIFETIME: true,
       FILE_WATCH: true,
       PTY: true,
-      PORTS: false,
+      PORTS: true,
       PAUSE: true,
       languages: ["python"],
     },

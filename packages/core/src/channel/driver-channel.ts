@@ -77,6 +77,7 @@ export class DriverChannel implements ResolvedDriverMethods {
   readonly watchFiles: ResolvedDriverMethods["watchFiles"];
   readonly openTerminal: ResolvedDriverMethods["openTerminal"];
   readonly agent: ResolvedDriverMethods["agent"];
+  readonly openPortConnection: ResolvedDriverMethods["openPortConnection"];
   readonly destroy: ResolvedDriverMethods["destroy"];
   /** ISO time the sandbox was closed (killed, disposed or lost), or null while open. */
   closedAt: string | null = null;
@@ -119,6 +120,7 @@ export class DriverChannel implements ResolvedDriverMethods {
     this.watchFiles = methods.watchFiles;
     this.openTerminal = methods.openTerminal;
     this.agent = methods.agent;
+    this.openPortConnection = methods.openPortConnection;
     this.destroy = credentials
       ? async () => {
           try {

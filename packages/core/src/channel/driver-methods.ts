@@ -15,6 +15,8 @@ export interface ResolvedDriverMethods extends Required<
   readonly watchFiles: SandboxDriverV1["watchFiles"];
   /** Terminals: the driver's own, or the sandbox agent's; absent without either (ADR 0049). */
   readonly openTerminal: SandboxDriverV1["openTerminal"];
+  /** Connections to a port inside: the driver's own, or the sandbox agent's; absent without either (ADR 0053). */
+  readonly openPortConnection: SandboxDriverV1["openPortConnection"];
   /** The driver's `probe`, when it has one. */
   readonly probe: SandboxDriverV1["probe"];
   /** The sbx sandbox agent core attached, when it attached one (its heartbeat is held while paused, ADR 0055). */
@@ -73,6 +75,7 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
     createCodeContext: agent ? agent.createCodeContext : own(driver, "createCodeContext"),
     watchFiles: own(driver, "watchFiles") ?? agent?.watchFiles,
     openTerminal: own(driver, "openTerminal") ?? agent?.openTerminal,
+    openPortConnection: own(driver, "openPortConnection") ?? agent?.openPortConnection,
     probe: own(driver, "probe"),
     agent: agent?.agent,
     destroy: agent

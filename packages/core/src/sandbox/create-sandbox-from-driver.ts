@@ -8,6 +8,7 @@ import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
 import { createSandboxLifetime } from "./sandbox-lifetime.js";
 import { createSandboxPause } from "./sandbox-pause.js";
+import { createSandboxPorts } from "./sandbox-ports.js";
 import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
@@ -36,6 +37,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     createCodeContext,
     files: createSandboxFiles(state),
     terminals: createSandboxTerminals(state),
+    ports: createSandboxPorts(state),
     audit: () =>
       buildAuditRecord({
         driver: givenDriver,

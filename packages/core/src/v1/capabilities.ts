@@ -32,7 +32,7 @@ export const CAPABILITY_NAMES = [
   "FILE_WATCH",
   /** Interactive terminals: a process on a pseudo-terminal with resize and raw bytes (ADR 0049). */
   "PTY",
-  /** `expose(port)`: a loopback URL reaching a server inside the sandbox, with no egress given to it (ADR 0049). */
+  /** `ports.expose(port)`: a loopback URL reaching a server inside the sandbox, with no egress given to it (ADR 0053). */
   "PORTS",
   /** `sandbox.pause()` / `sandbox.resume()`: every process stopped with its memory kept, the lifetime still enforced (ADR 0055). */
   "PAUSE",

@@ -35,4 +35,5 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   { capability: "PTY", holder: "driver", method: "openTerminal", rule: "flag-needs-method" },
   { capability: "PAUSE", holder: "driver", method: "pause", rule: "flag-needs-method" },
   { capability: "PAUSE", holder: "driver", method: "resume", rule: "flag-needs-method" },
+  { capability: "PORTS", holder: "driver", method: "openPortConnection", rule: "flag-needs-method" },
 ] as const);

@@ -1,7 +1,7 @@
 import type { SandboxLogger } from "./logging.js";
 import { z } from "zod";
 import type { CredentialSource } from "./credentials.js";
-import type { FileWatchOptions, RunCodeOptions, RunCommandOptions, TerminalOptions } from "./sandbox.js";
+import type { FileWatchOptions, PortExposeOptions, RunCodeOptions, RunCommandOptions, TerminalOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 import { initialFilesSchema, type InitialFile } from "./initial-files.js";
 
@@ -233,6 +233,24 @@ export const terminalOptionsSchema = z
   })
   .strict();
 
+/** Options for `ports.expose()` (documented on `PortExposeOptions`). */
+export const portExposeOptionsSchema = z
+  .object({
+    token: z
+      .union([
+        z
+          .string()
+          .min(16)
+          .max(256)
+          .regex(/^[A-Za-z0-9._~-]+$/, "must be 16-256 characters from A-Z a-z 0-9 - _ . ~"),
+        z.literal(false),
+      ])
+      .optional(),
+    maxConnections: z.number().int().min(1).max(1024).optional(),
+    signal: signalSchema.optional(),
+  })
+  .strict();
+
 /** A terminal's size (`Terminal.resize`). */
 export const terminalSizeSchema = z.object({ cols: z.number().int().min(1).max(10_000), rows: z.number().int().min(1).max(10_000) }).strict();
 
@@ -262,3 +280,6 @@ type FileWatchOptionsMatch = MatchesSchema<SchemaMatches<typeof fileWatchOptions
 /** `TerminalOptions` (documented in sandbox.ts) and its schema describe the same fields. */
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
 type TerminalOptionsMatch = MatchesSchema<SchemaMatches<typeof terminalOptionsSchema, TerminalOptions>>;
+/** `PortExposeOptions` (documented in sandbox.ts) and its schema describe the same fields. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- a compile-time check: the alias fails to type-check when schema and type drift
+type PortExposeOptionsMatch = MatchesSchema<SchemaMatches<typeof portExposeOptionsSchema, PortExposeOptions>>;

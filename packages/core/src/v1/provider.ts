@@ -231,6 +231,40 @@ export interface TerminalRequest {
   readonly onData: (chunk: Uint8Array) => void;
 }
 
+/** A request to open one TCP connection to a port inside the sandbox (`ports.expose`, ADR 0053). */
+export interface PortConnectionRequest {
+  /** The port on the sandbox's own loopback (127.0.0.1), 1–65535. */
+  readonly port: number;
+  /**
+   * Bytes the driver may hand to `onData` before core grants more with `consumed` (the sandbox-to-host credit): what
+   * the host holds per connection in that direction is bounded by it.
+   */
+  readonly window: number;
+  /** Called with each chunk from the server inside, in order, within the credit. Never throws. */
+  readonly onData: (chunk: Uint8Array) => void;
+  /** Called once when the server inside closed its sending side (end of stream). Never throws. */
+  readonly onEnd: () => void;
+  /** Called at most once when the connection is over (both sides done, reset, or the channel lost), with why if it broke. */
+  readonly onClose: (error?: Error) => void;
+  /** Aborts opening the connection. */
+  readonly signal: AbortSignal;
+}
+
+/** An open connection to a port inside the sandbox. */
+export interface DriverPortConnection {
+  /**
+   * Sends bytes to the server inside; resolves once the backend took them within its own window (the host-to-sandbox
+   * credit), so a caller that awaits each write holds a flooding client by backpressure. Rejects once closed.
+   */
+  write(chunk: Uint8Array): Promise<void>;
+  /** The host consumed `bytes` of what `onData` gave: the driver may deliver that many more. */
+  consumed(bytes: number): void;
+  /** Closes the host-to-sandbox direction after the bytes written so far (half close). */
+  end(): void;
+  /** Closes the connection at once, both directions. Idempotent; no `onClose` error after it. */
+  close(): void;
+}
+
 /** A started terminal: a `SpawnedProcess` (stdin is the terminal's input, the verified kill) that can be resized. */
 export interface DriverTerminal extends SpawnedProcess {
   /** Sets the terminal's size. */
@@ -414,6 +448,12 @@ export interface SandboxDriverV1 {
    * error, never assumed. A driver that declares `codeAgent` with `enforcement` gets it from the sbx sandbox agent.
    */
   openTerminal?(request: TerminalRequest): Promise<DriverTerminal>;
+  /**
+   * Optional: opens one TCP connection to a port on the sandbox's own loopback (`PORTS`, ADR 0053), without giving the
+   * sandbox any network. Core owns the host listener, the token and the bounds. A driver that declares `codeAgent`
+   * gets it from the sbx sandbox agent (a `connect` operation, bytes in frames under credit).
+   */
+  openPortConnection?(request: PortConnectionRequest): Promise<DriverPortConnection>;
   /** Destroys the sandbox. Idempotent. */
   destroy(): Promise<void>;
 }

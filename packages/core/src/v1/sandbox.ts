@@ -375,6 +375,55 @@ export interface SandboxTerminals {
   create(options: TerminalOptions): Promise<Terminal>;
 }
 
+/** Options of `ports.expose()` (ADR 0053). */
+export interface PortExposeOptions {
+  /**
+   * The bearer a client must present, in an `X-Sbx-Port-Token` header on the first HTTP request of each connection,
+   * before any byte reaches the sandbox (the header is removed before forwarding). Default: 32 random bytes,
+   * base64url. A string of 16–256 characters from `A-Z a-z 0-9 - _ . ~` is used as given. `false` turns the check off:
+   * the port then carries any TCP protocol, and anything on the host that can connect to 127.0.0.1 reaches the server.
+   */
+  token?: string | false;
+  /** Connections carried at once; more are closed at accept. Default 32 (each holds at most 512 KiB of host memory per direction). */
+  maxConnections?: number;
+  /** Aborts the expose while the listener is being opened. */
+  signal?: AbortSignal;
+}
+
+/** What an exposed port carries now (`ExposedPort.stats()`). */
+export interface ExposedPortStats {
+  /** Connections open now (accepted, not yet closed). */
+  readonly connections: number;
+  /** Bytes the host holds for them now: waiting to go to the clients plus waiting to go into the sandbox. */
+  readonly bufferedBytes: number;
+  /** Connections refused so far: a wrong or missing token, a request head that was not HTTP, or past `maxConnections`. */
+  readonly refused: number;
+}
+
+/**
+ * A port of the sandbox reachable from the host (ADR 0053): `url` is `http://127.0.0.1:<ephemeral port>`; each
+ * connection to it is carried to the same port on the sandbox's own loopback, without giving the sandbox any network.
+ * Anyone on this host who can connect to 127.0.0.1 can reach `url`; the token narrows that to holders of `token`.
+ */
+export interface ExposedPort extends AsyncDisposable {
+  /** The port inside the sandbox. */
+  readonly port: number;
+  /** The host URL, `http://127.0.0.1:<port on the host>` (loopback only). */
+  readonly url: string;
+  /** The token clients send in `X-Sbx-Port-Token`, or null when the check is off. */
+  readonly token: string | null;
+  /** What the port carries now. */
+  stats(): ExposedPortStats;
+  /** Stops listening and closes every carried connection. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Servers inside the sandbox reached from the host. Needs `PORTS`. */
+export interface SandboxPorts {
+  /** Listens on 127.0.0.1 (an ephemeral port) and carries each connection to `port` inside the sandbox. */
+  expose(port: number, options?: PortExposeOptions): Promise<ExposedPort>;
+}
+
 /**
  * Why a sandbox ended: `"killed"` (the caller's `kill()` or disposal), `"lifetime"` (its `timeoutMs` lifetime ran out:
  * core's own timer, the backend ends it too), `"lost"` (it was found gone: removed outside sbx, its host died; found
@@ -410,6 +459,8 @@ export interface Sandbox extends AsyncDisposable {
   readonly files: SandboxFiles;
   /** Interactive terminals (needs `PTY`; refused with `CapabilityNotSupportedError` elsewhere). */
   readonly terminals: SandboxTerminals;
+  /** Servers inside reached from the host (needs `PORTS`; refused with `CapabilityNotSupportedError` elsewhere). */
+  readonly ports: SandboxPorts;
   /** The audit record: what was requested, applied and how it is enforced. */
   audit(): AuditRecord;
   /**
