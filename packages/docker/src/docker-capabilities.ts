@@ -10,6 +10,7 @@ import { defineCapabilities } from "@sbx/core";
  * - SET_LIFETIME: the root deadline timer replaced from outside by an exec as its own uid (ADR 0050).
  * - FILE_WATCH: inotify inside the container, through the sbx sandbox agent (adr/0049).
  * - PTY: a pseudo-terminal the agent allocates inside, its processes tagged and killed like commands (adr/0049).
+ * - SNAPSHOTS: the workspace archived from inside and committed onto the base image through a clean build container (ADR 0056).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -26,5 +27,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   SET_LIFETIME: true,
   FILE_WATCH: true,
   PTY: true,
+  SNAPSHOTS: true,
   languages: ["python"],
 });

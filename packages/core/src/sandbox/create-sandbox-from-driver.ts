@@ -7,6 +7,8 @@ import { createSandboxCommands } from "./sandbox-commands.js";
 import { createSandboxFiles } from "./sandbox-files.js";
 import { createSandboxKill } from "./sandbox-kill.js";
 import { createSandboxLifetime } from "./sandbox-lifetime.js";
+import { rememberOrigin } from "./sandbox-origin.js";
+import { createSandboxSnapshot } from "./sandbox-snapshot.js";
 import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
@@ -44,6 +46,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
         lifetimeChanges: lifetime.auditRecord(),
       }),
     setLifetime: lifetime.setLifetime,
+    snapshot: createSandboxSnapshot(state, givenDriver),
     get closed() {
       return state.closedAt !== null;
     },
@@ -52,5 +55,6 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     [Symbol.asyncDispose]: kill,
   };
   rememberDriver(sandbox, givenDriver);
+  rememberOrigin(sandbox, context.provider);
   return sandbox;
 }

@@ -34,6 +34,8 @@ export const CAPABILITY_NAMES = [
   "PTY",
   /** `expose(port)`: a loopback URL reaching a server inside the sandbox, with no egress given to it (ADR 0049). */
   "PORTS",
+  /** `sandbox.snapshot()`, `createSandbox(target, { fromSnapshot })`, `forkSandbox()`, `listSnapshots()`, `deleteSnapshot()`: filesystem snapshots (ADR 0056). */
+  "SNAPSHOTS",
 ] as const;
 
 /** One capability name. */
@@ -62,6 +64,7 @@ export const capabilitiesSchema = z
     FILE_WATCH: z.boolean(),
     PTY: z.boolean(),
     PORTS: z.boolean(),
+    SNAPSHOTS: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

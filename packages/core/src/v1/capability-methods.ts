@@ -33,4 +33,8 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   // A driver with the sbx agent carries `watchFiles` whether it declares FILE_WATCH or not (ADR 0049).
   { capability: "FILE_WATCH", holder: "driver", method: "watchFiles", rule: "flag-needs-method" },
   { capability: "PTY", holder: "driver", method: "openTerminal", rule: "flag-needs-method" },
+  // Snapshots (ADR 0056): the driver takes them, the provider lists and deletes them.
+  { capability: "SNAPSHOTS", holder: "driver", method: "snapshot", rule: "flag-needs-method" },
+  { capability: "SNAPSHOTS", holder: "provider", method: "listSnapshots", rule: "exactly" },
+  { capability: "SNAPSHOTS", holder: "provider", method: "deleteSnapshot", rule: "exactly" },
 ] as const);
