@@ -25,6 +25,7 @@ import { registerIsolationTests, registerUserTests } from "./groups/isolation.js
 import { registerSettingsTests } from "./groups/settings.js";
 import { registerListingTests, registerNamedSandboxTests } from "./groups/directory.js";
 import { registerLifetimeTests } from "./groups/lifetime.js";
+import { registerSnapshotTests } from "./groups/snapshots.js";
 import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 
 /**
@@ -60,6 +61,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("listing", () => registerListingTests(harness));
     describe("named sandboxes", () => registerNamedSandboxTests(harness));
     describe("lifetime", () => registerLifetimeTests(harness));
+    describe("snapshots", () => registerSnapshotTests(harness));
     describe("concurrency", () => registerConcurrencyTests(harness));
     describe("output caps", () => registerOutputCapsTests(harness));
     describe("verified kills", () => registerVerifiedKillsTests(harness));

@@ -29,3 +29,4 @@ export { describeSettingsContract } from "./groups/settings.js";
 export { backendUsableForTests, exampleRegion, type IntegrationTestBackend } from "./integration-testing.js";
 export { describeListingContract, describeNamedSandboxesContract } from "./groups/directory.js";
 export { describeLifetimeContract } from "./groups/lifetime.js";
+export { describeSnapshotsContract } from "./groups/snapshots.js";

@@ -155,6 +155,11 @@ export const CONTRACT_TEST_IDS = [
   "lifetime.extend",
   "lifetime.shorten",
   "lifetime.refused",
+  "snapshots.files-restored",
+  "snapshots.policies-afresh",
+  "snapshots.list-and-delete",
+  "snapshots.fork",
+  "snapshots.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

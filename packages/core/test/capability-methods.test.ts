@@ -27,6 +27,9 @@ describe("capability flags and their methods", () => {
       "SET_LIFETIME:driver.setLifetime:flag-needs-method",
       "FILE_WATCH:driver.watchFiles:flag-needs-method",
       "PTY:driver.openTerminal:flag-needs-method",
+      "SNAPSHOTS:driver.snapshot:flag-needs-method",
+      "SNAPSHOTS:provider.listSnapshots:exactly",
+      "SNAPSHOTS:provider.deleteSnapshot:exactly",
     ]);
   });
 
