@@ -26,7 +26,8 @@ function snapshottingProvider(options: { answer?: () => unknown; failFrom?: numb
       made.push(driver);
       const snapshot = async (): Promise<unknown> =>
         options.answer ? options.answer() : { id: "memory-snapshot-1", createdAt: new Date().toISOString(), backend: "snapshotting" };
-      return Object.assign(driver, { snapshot });
+      // The answer is whatever the test gives, on purpose: core must check it.
+      return Object.assign(driver, { snapshot: snapshot as () => Promise<SandboxSnapshot> });
     },
     listSnapshots: async () => [] as SandboxSnapshot[],
     deleteSnapshot: async (request) => {

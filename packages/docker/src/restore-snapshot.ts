@@ -1,4 +1,5 @@
 import { ProviderError } from "@sbx/core";
+import { helperEnvironment } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { runArgv } from "./exec-process.js";
 import { SNAPSHOT_ARCHIVE_PATH } from "./snapshot-labels.js";
@@ -15,7 +16,8 @@ export async function restoreSnapshotWorkspace(
   options: { readonly user: string; readonly workspace: string },
 ): Promise<void> {
   const argv = ["sh", "-c", 'exec tar -xpf "$1" -C "$2"', "sbx-restore", SNAPSHOT_ARCHIVE_PATH, options.workspace];
-  const result = await runArgv(container, argv, { user: options.user, maxOutputBytes: 64 * 1024 });
+  const env = Object.entries(helperEnvironment(options.workspace)).map(([name, value]) => `${name}=${value}`);
+  const result = await runArgv(container, argv, { user: options.user, env, maxOutputBytes: 64 * 1024 });
   if (result.exitCode !== 0)
     throw new ProviderError({
       backend: "docker",

@@ -1,6 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { ProviderError } from "@sbx/core";
+import { helperEnvironment } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { FILE_HELPER_GID } from "./file-helper.js";
 import { startHelperExec, waitForExitCode } from "./helper-exec.js";
@@ -15,7 +16,9 @@ const STDERR_LIMIT_BYTES = 4096;
  * sandbox's rights, never by the engine's archive API as root, and the sandbox's code can neither trace nor signal the
  * exec. Members are relative (`./…`), links stored as links. Complete or an error: a non-zero exit (a file the sandbox
  * user cannot read, no `tar` in the image) or an archive past `maxBytes` (a sparse file can describe far more bytes
- * than the workspace holds) rejects with `ProviderError`, and the caller discards the file.
+ * than the workspace holds) rejects with `ProviderError`, and the caller discards the file. A file that changes while it
+ * is archived makes GNU tar exit 1, so the snapshot fails rather than keep a torn file (the container cannot be frozen
+ * meanwhile: the archiving exec runs in its cgroup). Runs with core's helper environment (a fixed `PATH`, `LC_ALL=C`).
  */
 export async function archiveWorkspace(
   container: Docker.Container,
@@ -23,7 +26,8 @@ export async function archiveWorkspace(
 ): Promise<{ sizeBytes: number }> {
   const helperUser = `${options.user.split(":")[0]}:${FILE_HELPER_GID}`;
   const argv = ["sh", "-c", 'cd "$1" && exec tar -cf - .', "sbx-snapshot", options.workspace];
-  const { exec, stream } = await startHelperExec(container, argv, { user: helperUser });
+  const env = Object.entries(helperEnvironment(options.workspace)).map(([name, value]) => `${name}=${value}`);
+  const { exec, stream } = await startHelperExec(container, argv, { user: helperUser, env });
   const output = createWriteStream(options.file, { mode: 0o600 });
   let sizeBytes = 0;
   let stderr = "";
