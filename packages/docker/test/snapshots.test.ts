@@ -173,6 +173,19 @@ describeWithDocker("snapshots on Docker", () => {
   );
 
   it(
+    "a sparse file describing more bytes than the workspace holds fails the snapshot (the archive is cut at the bound, never written out in full)",
+    { timeout: 300_000 },
+    async () => {
+      await using sandbox = await createTestSandbox();
+      // 2 GiB that take no memory on the workspace's tmpfs: archived without --sparse, they would be 2 GiB on the host.
+      await sandbox.commands.run("truncate -s 2G hole.bin");
+      const error = await sandbox.snapshot().catch((caught: unknown) => caught);
+      expect(isSbxError(error, "SBX_PROVIDER") && /grew past/.test((error as Error).message), String(error)).toBe(true);
+      // The failure comes before any image or build container exists (take-snapshot.ts archives first); the sandbox is unharmed.
+      expect((await sandbox.commands.run("echo alive")).stdout).toBe("alive\n");
+    },
+  );
+  it(
     "lists and deletes only sbx snapshots: refused while a sandbox from it runs, for another image, and for a malformed id",
     { timeout: 300_000 },
     async () => {
