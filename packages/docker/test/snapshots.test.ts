@@ -25,7 +25,15 @@ async function snapshotOf(sandbox: { snapshot(): Promise<SandboxSnapshot> }): Pr
 }
 
 afterAll(async () => {
-  for (const id of taken) await deleteSnapshot(createSandboxProvider(), id).catch(() => false);
+  // The engine removes a killed sandbox's container (AutoRemove) a moment after kill() resolves, and refuses to delete
+  // the image until then: retried for up to 20 s per snapshot.
+  for (const id of taken) {
+    for (let attempt = 0; attempt < 80; attempt++) {
+      const outcome = await deleteSnapshot(createSandboxProvider(), id).catch((error: unknown) => error);
+      if (typeof outcome === "boolean") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 });
 
 /** Which of `needles` occur in the stream's bytes (a needle split across two chunks is found too). */
