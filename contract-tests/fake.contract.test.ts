@@ -18,7 +18,15 @@ const fakeFileRaceGaps = {
     "the fake resolves links in asynchronous steps a concurrent fake command can interleave; it isolates nothing (ADR 0005; issue 19, ADR 0031)",
 } as const;
 const narrowed = createSandboxProvider({
-  capabilities: { STATEFUL_CODE: false, EGRESS_ALLOWLIST: false, BACKGROUND_COMMANDS: false, STDIN: false, HOST_MOUNTS: false, FILE_WATCH: false },
+  capabilities: {
+    STATEFUL_CODE: false,
+    EGRESS_ALLOWLIST: false,
+    BACKGROUND_COMMANDS: false,
+    STDIN: false,
+    HOST_MOUNTS: false,
+    FILE_WATCH: false,
+    SNAPSHOTS: false,
+  },
 });
 /** What the fake cannot be measured on: it has no processes and no operating-system users (ADR 0029). */
 const notApplicable = {

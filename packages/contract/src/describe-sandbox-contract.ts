@@ -27,6 +27,7 @@ import { registerSettingsTests } from "./groups/settings.js";
 import { registerListingTests, registerNamedSandboxTests } from "./groups/directory.js";
 import { registerLifetimeTests } from "./groups/lifetime.js";
 import { registerPauseTests } from "./groups/pause.js";
+import { registerSnapshotTests } from "./groups/snapshots.js";
 import { createContractHarness, type SandboxContractOptions, type SandboxProviderFactoryForContract } from "./harness.js";
 
 /**
@@ -64,6 +65,7 @@ export function describeSandboxContract(name: string, factory: SandboxProviderFa
     describe("named sandboxes", () => registerNamedSandboxTests(harness));
     describe("lifetime", () => registerLifetimeTests(harness));
     describe("pause", () => registerPauseTests(harness));
+    describe("snapshots", () => registerSnapshotTests(harness));
     describe("concurrency", () => registerConcurrencyTests(harness));
     describe("output caps", () => registerOutputCapsTests(harness));
     describe("verified kills", () => registerVerifiedKillsTests(harness));

@@ -31,3 +31,4 @@ export { backendUsableForTests, exampleRegion, type IntegrationTestBackend } fro
 export { describeListingContract, describeNamedSandboxesContract } from "./groups/directory.js";
 export { describeLifetimeContract } from "./groups/lifetime.js";
 export { describePauseContract } from "./groups/pause.js";
+export { describeSnapshotsContract } from "./groups/snapshots.js";

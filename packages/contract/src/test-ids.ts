@@ -170,6 +170,11 @@ export const CONTRACT_TEST_IDS = [
   "pause.lifetime-runs",
   "pause.kill-while-paused",
   "pause.refused",
+  "snapshots.files-restored",
+  "snapshots.policies-afresh",
+  "snapshots.list-and-delete",
+  "snapshots.fork",
+  "snapshots.refused",
 
   "concurrency.parallel-sandboxes-isolated",
   "concurrency.parallel-commands",

@@ -73,3 +73,12 @@ export {
 } from "./pool/sandbox-pool-options.js";
 export { listSandboxes, getOrCreateSandbox, type ListSandboxesOptions, type GetOrCreateSandboxResult } from "./backends/sandbox-directory.js";
 export { listedSandboxSchema, sandboxNameSchema, type ListedSandbox } from "./v1/listing.js";
+export {
+  listSnapshots,
+  deleteSnapshot,
+  forkSandbox,
+  type SnapshotStoreOptions,
+  type ForkSandboxOptions,
+  type ForkedSandboxes,
+} from "./backends/sandbox-snapshots.js";
+export { sandboxSnapshotSchema, snapshotIdSchema, type SandboxSnapshot } from "./v1/snapshots.js";

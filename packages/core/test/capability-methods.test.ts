@@ -30,6 +30,9 @@ describe("capability flags and their methods", () => {
       "PAUSE:driver.pause:flag-needs-method",
       "PAUSE:driver.resume:flag-needs-method",
       "PORTS:driver.openPortConnection:flag-needs-method",
+      "SNAPSHOTS:driver.snapshot:flag-needs-method",
+      "SNAPSHOTS:provider.listSnapshots:exactly",
+      "SNAPSHOTS:provider.deleteSnapshot:exactly",
     ]);
   });
 

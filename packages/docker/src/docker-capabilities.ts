@@ -14,6 +14,7 @@ import { defineCapabilities } from "@sbx/core";
  *   deadline and the dead-man's switch keep running (ADR 0055).
  * - PORTS: each connection to a loopback listener on the host carried into the container over the agent, the container
  *   keeping no network (adr/0053).
+ * - SNAPSHOTS: the workspace archived from inside and committed onto the base image through a clean build container (ADR 0056).
  * - languages: python.
  */
 export const DOCKER_CAPABILITIES = defineCapabilities({
@@ -32,5 +33,6 @@ export const DOCKER_CAPABILITIES = defineCapabilities({
   PTY: true,
   PAUSE: true,
   PORTS: true,
+  SNAPSHOTS: true,
   languages: ["python"],
 });

@@ -1,4 +1,4 @@
-import type { FileEntry } from "@sbx/core";
+import { ProviderError, type FileEntry, type SandboxSnapshot } from "@sbx/core";
 import {
   newCommandTag,
   type DriverAgentEnforcement,
@@ -24,6 +24,7 @@ import { createOutOfMemoryCheck } from "./out-of-memory-check.js";
 import { pauseSandbox, resumeSandbox } from "./pause-sandbox.js";
 import { SandboxLoss, type SandboxProbeAnswer } from "./sandbox-lost.js";
 import { forgetAgentProcesses } from "./untagged-process-check.js";
+import { takeSnapshot } from "./take-snapshot.js";
 
 /** What a `DockerDriver` is built from: one running container whose policy was read back, and what the provider set up around it. */
 export interface DockerDriverOptions {
@@ -41,6 +42,8 @@ export interface DockerDriverOptions {
   readonly egress?: SandboxEgress;
   /** When commands go through the sbx sandbox agent (`settings.agentCommands`, adr/0025). Default `"warm"`. */
   readonly agentCommands?: AgentCommandsMode;
+  /** The engine client, for snapshots (`snapshot`, ADR 0056). Default none: `snapshot` then refuses with `ProviderError`. */
+  readonly docker?: Docker;
 }
 
 /**
@@ -188,6 +191,29 @@ export class DockerDriver implements SandboxDriverV1 {
 
   private pauseTarget() {
     return { container: this.native, commandUser: this.options.policy.user, deadlineUser: containerUserFor(this.options.policy) };
+  }
+
+  /**
+   * Takes a filesystem snapshot (ADR 0056, `take-snapshot.ts`): the workspace archived from inside as the sandbox user
+   * and committed onto the base image through a build container with a clean config; never this container's config.
+   */
+  snapshot(request: { signal?: AbortSignal }): Promise<SandboxSnapshot> {
+    const { docker } = this.options;
+    if (!docker)
+      return Promise.reject(
+        new ProviderError({ backend: "docker", message: "This Docker driver was built without its engine client; it cannot take a snapshot." }),
+      );
+    const { policy } = this.options;
+    return this.guard(() =>
+      takeSnapshot({
+        docker,
+        container: this.native,
+        user: policy.user,
+        workspace: policy.workspace,
+        workspaceSizeMiB: policy.workspaceSizeMiB,
+        signal: request.signal,
+      }),
+    );
   }
 
   /** The host-side half of the lifetime ending: the allowlist proxy closed and the container removed. */

@@ -39,6 +39,9 @@ import {
 import { outOfMemoryBaseline } from "./out-of-memory-check.js";
 import { auditFromInspect, findMismatches, policyFromContainer, policyNotEnforced } from "./policy-readback.js";
 import { getOrCreateNamed, listLabelledSandboxes, namedContainerConfig } from "./sandbox-directory.js";
+import { restoreSnapshotWorkspace } from "./restore-snapshot.js";
+import { snapshotForCreate, withSnapshotRecord } from "./snapshot-create.js";
+import { deleteDockerSnapshot, listDockerSnapshots } from "./snapshot-store.js";
 
 /** One id per host process: every sandbox this process creates carries it as `sbx.session`. */
 export const PROCESS_SESSION = randomUUID();
@@ -124,7 +127,10 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     throwIfAborted(signal, "docker");
     // Per-sandbox settings (options.settings) refine the provider's; the engine connection stays the provider's.
     const effective = refineDockerSettings({ given, resolved }, options.settings);
-    const image = request.target || effective.image;
+    // A create from a snapshot (ADR 0056): its image is the snapshot's, checked before anything is created, never pulled.
+    const snapshot =
+      options.fromSnapshot === undefined ? undefined : await snapshotForCreate(docker, options.fromSnapshot, request.target, effective);
+    const image = snapshot?.id ?? (request.target || effective.image);
     const policy = requestedPolicy(image, options, effective);
     const allow = options.network.allow ?? [];
     // Invalid entries are refused before anything is created.
@@ -146,7 +152,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       try {
         created = await createOnce();
       } catch (error) {
-        if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !effective.pull) throw error;
+        if (statusCodeOf(error) !== 404 || !/no such image/i.test(engineMessage(error)) || !effective.pull || snapshot) throw error;
         await pullImage(docker, image, { onProgress: effective.onPullProgress, signal });
         created = await createOnce();
       }
@@ -168,8 +174,9 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
       const mismatches = findMismatches(policy, inspect);
       if (mismatches.length > 0) throw policyNotEnforced(mismatches, []);
       const notes = [`engine security options: ${engineInfo.securityOptions.join(", ") || "none reported"}`];
-      const audit = auditFromInspect(policy, inspect, engineInfo, notes);
-      const driverOptions = { container, policy, audit, outOfMemoryBaseline: 0, deadManSwitch };
+      if (snapshot) await restoreSnapshotWorkspace(container, { user: policy.user, workspace: policy.workspace });
+      const audit = withSnapshotRecord(auditFromInspect(policy, inspect, engineInfo, notes), snapshot);
+      const driverOptions = { container, policy, audit, outOfMemoryBaseline: 0, deadManSwitch, docker };
       if (allow.length === 0) return driverFor(driverOptions, effective);
       // The notes array is live: denials are appended as the proxy refuses requests (core copies it per audit()).
       const liveNotes = [...(audit.notes ?? [])];
@@ -221,7 +228,7 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     const engineInfo = await engineInfoOf(docker, endpoint);
     const audit = auditFromInspect(policy, inspect, engineInfo, ["attached with connect(); policies read back from the running container"]);
     const attached = docker.getContainer(inspect.Id);
-    return driverFor({ container: attached, policy, audit, outOfMemoryBaseline: await outOfMemoryBaseline(attached) }, resolved);
+    return driverFor({ container: attached, policy, audit, outOfMemoryBaseline: await outOfMemoryBaseline(attached), docker }, resolved);
   }
 
   return {
@@ -236,6 +243,8 @@ export function createSandboxProvider(settings?: DockerSettings | Record<string,
     connect,
     list: (request) => listLabelledSandboxes(docker, request),
     getOrCreate: (request) => getOrCreateNamed({ docker, create, connect }, request),
+    listSnapshots: () => listDockerSnapshots(docker),
+    deleteSnapshot: (request) => deleteDockerSnapshot(docker, request.id),
   };
 }
 

@@ -11,5 +11,6 @@ export const FAKE_CAPABILITIES: Capabilities = defineCapabilities({
   NAMED_SANDBOXES: true,
   SET_LIFETIME: true,
   FILE_WATCH: true,
+  SNAPSHOTS: true,
   languages: ["python"],
 });

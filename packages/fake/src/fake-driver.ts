@@ -1,6 +1,6 @@
 import { Bash, InMemoryFs, OverlayFs, ReadWriteFs, type IFileSystem } from "just-bash";
 import { ShellScriptRunner } from "./shell-script-runner.js";
-import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type FileEntry, type Mount } from "@sbx/core";
+import { FileNotFoundError, PathError, ProviderError, SandboxNotFoundError, type FileEntry, type Mount, type SandboxSnapshot } from "@sbx/core";
 import type {
   CodeRequest,
   DriverAudit,
@@ -20,6 +20,7 @@ import { handlerMatches, type ResolvedFakeSettings } from "./fake-settings.js";
 import type { PythonInterpreters } from "./python-interpreters.js";
 import type { PythonEntry, PythonRoot } from "./python-runtime.js";
 import { WatchedFileSystem } from "./watched-file-system.js";
+import { fakeSnapshots } from "./fake-snapshots.js";
 
 /** Exit code reported for a killed command: 128 + SIGKILL. */
 const KILLED_EXIT_CODE = 137;
@@ -173,6 +174,18 @@ export class FakeDriver implements SandboxDriverV1 {
     return { expiresAt: new Date(expiresAt).toISOString() };
   }
 
+  /**
+   * Takes a snapshot (ADR 0056): a copy of this sandbox's in-memory file system (the workspace, /tmp and every other
+   * path it wrote), without the host mounts. Present when `SNAPSHOTS` is on.
+   */
+  async snapshot(): Promise<SandboxSnapshot> {
+    this.ensureAvailable();
+    return fakeSnapshots.take(
+      this.fs,
+      this.config.options.mounts.map((mount) => mount.sandboxPath),
+    );
+  }
+
   /** Whether the sandbox's lifetime has ended (by its timer, or by the clock before the timer ran). */
   private get expired(): boolean {
     return this.expiredByTimer || Date.now() >= this.expiresAt;
@@ -187,6 +200,8 @@ export class FakeDriver implements SandboxDriverV1 {
       await this.fs.mkdir(absolute.slice(0, absolute.lastIndexOf("/")) || "/", { recursive: true });
       await this.fs.writeFile(absolute, content);
     }
+    // A create from a snapshot (ADR 0056) starts with its files; everything else is this create's own.
+    if (this.config.options.fromSnapshot !== undefined) await fakeSnapshots.restore(this.config.options.fromSnapshot, this.fs);
   }
 
   private record(

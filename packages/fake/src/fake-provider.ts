@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import type { BackendStatus, Capabilities, ListedSandbox, SandboxProviderV1 } from "@sbx/core";
+import type { BackendStatus, Capabilities, ListedSandbox, SandboxProviderV1, SandboxSnapshot } from "@sbx/core";
 import {
   narrowCapabilities,
   type DriverAudit,
@@ -15,6 +15,7 @@ import { CallRecord, type FakeCall } from "./call-record.js";
 import { describeEgressEnforcement } from "./egress-fetch.js";
 import { FAKE_CAPABILITIES } from "./fake-capabilities.js";
 import { fakeDirectory } from "./fake-directory.js";
+import { fakeSnapshots } from "./fake-snapshots.js";
 import { FakeDriver } from "./fake-driver.js";
 import { fakeSettingsSchema, resolveFakeSettings, type FakeSettings, type ResolvedFakeSettings } from "./fake-settings.js";
 import { FaultInjector } from "./fault-injector.js";
@@ -81,6 +82,10 @@ class FakeProvider implements FakeSandboxProvider {
   readonly list?: (request: { labels: Readonly<Record<string, string>> }) => Promise<ListedSandbox[]>;
   /** Get-or-create by name within this process: present exactly when `NAMED_SANDBOXES` is on (ADR 0050). */
   readonly getOrCreate?: (request: ProviderCreateRequest & { name: string }) => Promise<{ driver: SandboxDriverV1; created: boolean }>;
+  /** This process's fake snapshots: present exactly when `SNAPSHOTS` is on (ADR 0056). */
+  readonly listSnapshots?: () => Promise<SandboxSnapshot[]>;
+  /** Deletes one of this process's fake snapshots: present exactly when `SNAPSHOTS` is on (ADR 0056). */
+  readonly deleteSnapshot?: (request: { id: string }) => Promise<boolean>;
 
   constructor(settings: ResolvedFakeSettings) {
     this.settings = settings;
@@ -89,6 +94,10 @@ class FakeProvider implements FakeSandboxProvider {
     if (this.capabilities.LIST_SANDBOXES) this.list = (request) => Promise.resolve(fakeDirectory.list(request.labels));
     if (this.capabilities.NAMED_SANDBOXES)
       this.getOrCreate = (request) => fakeDirectory.getOrCreate(request.name, () => this.createNamed(request, request.name));
+    if (this.capabilities.SNAPSHOTS) {
+      this.listSnapshots = () => Promise.resolve(fakeSnapshots.list());
+      this.deleteSnapshot = (request) => Promise.resolve(fakeSnapshots.delete(request.id));
+    }
   }
 
   get calls(): readonly FakeCall[] {

@@ -92,6 +92,7 @@ export const fakeSettingsSchema = z
         FILE_WATCH: z.boolean().optional(),
         PTY: z.literal(false).optional(),
         PORTS: z.literal(false).optional(),
+        SNAPSHOTS: z.boolean().optional(),
         languages: z.array(z.string().min(1)).optional(),
       })
       .strict()
@@ -132,6 +133,8 @@ export interface FakeSettings {
     HOST_MOUNTS?: boolean;
     RECONNECT?: false;
     RESOURCE_LIMITS?: false;
+    /** Off: no snapshots (ADR 0056), as on a backend without them. */
+    SNAPSHOTS?: boolean;
     languages?: string[];
   };
   /** Programmed responses for commands and code; the first match wins. */

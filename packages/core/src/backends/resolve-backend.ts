@@ -186,7 +186,7 @@ export function checkProvider(provider: SandboxProviderV1): SandboxProviderV1 {
 
 /** Refuses options that need capabilities the provider lacks: never weaken a policy that was asked for. */
 export function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: ResolvedCreateOptions): void {
-  const refuse = (capability: "EGRESS_ALLOWLIST" | "HOST_MOUNTS" | "RESOURCE_LIMITS", detail: string) => {
+  const refuse = (capability: "EGRESS_ALLOWLIST" | "HOST_MOUNTS" | "RESOURCE_LIMITS" | "SNAPSHOTS", detail: string) => {
     throw new CapabilityNotSupportedError({
       capability,
       backend: provider.backend,
@@ -201,6 +201,7 @@ export function refuseUnsupportedPolicies(provider: SandboxProviderV1, options: 
   if (options.limits && Object.values(options.limits).some((value) => value !== undefined) && !provider.capabilities.RESOURCE_LIMITS) {
     refuse("RESOURCE_LIMITS", "limits were given and would not be enforced");
   }
+  if (options.fromSnapshot !== undefined && !provider.capabilities.SNAPSHOTS) refuse("SNAPSHOTS", "fromSnapshot was given");
 }
 
 /** Validates `createSandbox` options: the resolved options, the caller-side parts, and the credential sources taken out of `secrets`. */

@@ -9,6 +9,8 @@ import { createSandboxKill } from "./sandbox-kill.js";
 import { createSandboxLifetime } from "./sandbox-lifetime.js";
 import { createSandboxPause } from "./sandbox-pause.js";
 import { createSandboxPorts } from "./sandbox-ports.js";
+import { rememberOrigin } from "./sandbox-origin.js";
+import { createSandboxSnapshot } from "./sandbox-snapshot.js";
 import { createSandboxTerminals } from "./sandbox-terminals.js";
 import type { SandboxContext } from "./sandbox-context.js";
 import { SandboxState } from "./sandbox-state.js";
@@ -54,6 +56,7 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     get paused() {
       return pausing.isPaused();
     },
+    snapshot: createSandboxSnapshot(state, givenDriver),
     get closed() {
       return state.closedAt !== null;
     },
@@ -62,5 +65,6 @@ export function createSandboxFromDriver(givenDriver: SandboxDriverV1, context: S
     [Symbol.asyncDispose]: kill,
   };
   rememberDriver(sandbox, givenDriver);
+  rememberOrigin(sandbox, context.provider);
   return sandbox;
 }

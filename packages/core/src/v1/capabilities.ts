@@ -36,6 +36,8 @@ export const CAPABILITY_NAMES = [
   "PORTS",
   /** `sandbox.pause()` / `sandbox.resume()`: every process stopped with its memory kept, the lifetime still enforced (ADR 0055). */
   "PAUSE",
+  /** `sandbox.snapshot()`, `createSandbox(target, { fromSnapshot })`, `forkSandbox()`, `listSnapshots()`, `deleteSnapshot()`: filesystem snapshots (ADR 0056). */
+  "SNAPSHOTS",
 ] as const;
 
 /** One capability name. */
@@ -65,6 +67,7 @@ export const capabilitiesSchema = z
     PTY: z.boolean(),
     PORTS: z.boolean(),
     PAUSE: z.boolean(),
+    SNAPSHOTS: z.boolean(),
     languages: z.array(z.string().min(1)).readonly(),
   })
   .strict();

@@ -36,4 +36,8 @@ export const CAPABILITY_METHOD_PAIRS: readonly CapabilityMethodPair[] = Object.f
   { capability: "PAUSE", holder: "driver", method: "pause", rule: "flag-needs-method" },
   { capability: "PAUSE", holder: "driver", method: "resume", rule: "flag-needs-method" },
   { capability: "PORTS", holder: "driver", method: "openPortConnection", rule: "flag-needs-method" },
+  // Snapshots (ADR 0056): the driver takes them, the provider lists and deletes them.
+  { capability: "SNAPSHOTS", holder: "driver", method: "snapshot", rule: "flag-needs-method" },
+  { capability: "SNAPSHOTS", holder: "provider", method: "listSnapshots", rule: "exactly" },
+  { capability: "SNAPSHOTS", holder: "provider", method: "deleteSnapshot", rule: "exactly" },
 ] as const);

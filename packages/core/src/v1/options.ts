@@ -4,6 +4,7 @@ import type { CredentialSource } from "./credentials.js";
 import type { FileWatchOptions, PortExposeOptions, RunCodeOptions, RunCommandOptions, TerminalOptions } from "./sandbox.js";
 import type { MatchesSchema, SchemaMatches } from "./schema-match.js";
 import { initialFilesSchema, type InitialFile } from "./initial-files.js";
+import { snapshotIdSchema } from "./snapshots.js";
 
 /** Egress policy. Default `{ egress: "deny" }`: no network unless the caller asks. */
 export const networkPolicySchema = z
@@ -99,6 +100,7 @@ export const createSandboxOptionsSchema = z
     metadata: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
     mounts: z.array(mountSchema).default([]),
     files: initialFilesSchema.optional(),
+    fromSnapshot: snapshotIdSchema.optional(),
     user: z.enum(["default", "root"]).default("default"),
     allowFake: z.boolean().default(false),
     settings: z.record(z.string(), z.unknown()).default({}),
@@ -162,6 +164,13 @@ export interface CreateSandboxOptions {
    * write's error: nothing is left running. Default: none. Every backend; not with `connectSandbox` (ADR 0046).
    */
   files?: InitialFile[];
+  /**
+   * A snapshot id (`sandbox.snapshot()`, `listSnapshots()`): the new sandbox starts with the snapshot's files. Only
+   * files: every policy (network, limits, user, lifetime, mounts), the environment, secrets and labels are this
+   * create's own, applied afresh as for any create; nothing is inherited from the sandbox the snapshot was taken of.
+   * Needs `SNAPSHOTS` (refused with `CapabilityNotSupportedError` elsewhere). Default: none (ADR 0056).
+   */
+  fromSnapshot?: string;
   /** `"default"`: the backend's unprivileged user. `"root"`: root inside the sandbox, recorded in the audit record. */
   user?: "default" | "root";
   /** With target `"auto"`: allow falling back to the in-process fake when no isolating backend is usable. Default false. */

@@ -4,6 +4,7 @@ import type { Capabilities } from "./capabilities.js";
 import type { ResolvedCreateOptions } from "./options.js";
 import type { ExecutionError, ExecutionResult, FileEntry, FileWatchEvent } from "./sandbox.js";
 import type { ListedSandbox } from "./listing.js";
+import type { SandboxSnapshot } from "./snapshots.js";
 
 /** Whether a backend is usable here, and if not, why and how to fix it. */
 export interface BackendStatus {
@@ -68,6 +69,17 @@ export interface SandboxProviderV1 {
    * `NAMED_SANDBOXES` is on (ADR 0050).
    */
   getOrCreate?(request: ProviderCreateRequest & { name: string }): Promise<{ driver: SandboxDriverV1; created: boolean }>;
+  /**
+   * Lists the snapshots this backend holds that sbx made (`sandbox.snapshot()`), whoever made them. Present exactly
+   * when `SNAPSHOTS` is on (ADR 0056).
+   */
+  listSnapshots?(request: { signal?: AbortSignal }): Promise<SandboxSnapshot[]>;
+  /**
+   * Deletes one snapshot sbx made and frees its storage; resolves `false` when there is none of that id. Refuses an
+   * id the backend did not make as a snapshot (never deletes anything else). Present exactly when `SNAPSHOTS` is on
+   * (ADR 0056).
+   */
+  deleteSnapshot?(request: { id: string; signal?: AbortSignal }): Promise<boolean>;
 }
 
 /** What the provider recorded while creating a sandbox; core adds times, ids and environment names. */
@@ -438,6 +450,13 @@ export interface SandboxDriverV1 {
   pause?(request: { signal?: AbortSignal }): Promise<{ enforcement: string }>;
   /** Lets every process stopped by `pause` run again (`PAUSE`, ADR 0055). Must exist when `PAUSE` is on. */
   resume?(request: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Takes a filesystem snapshot of the sandbox (its workspace, and any other writable filesystem the backend keeps),
+   * never its processes or memory, and none of its secrets, credentials, environment, labels or policies; the backend
+   * holds it until `deleteSnapshot`. A create with `options.fromSnapshot` starts from it. Must exist when `SNAPSHOTS`
+   * is on (ADR 0056).
+   */
+  snapshot?(request: { signal?: AbortSignal }): Promise<SandboxSnapshot>;
   /**
    * Optional: watches a directory (`FILE_WATCH`, ADR 0049); resolves once the watch is in place. A driver that
    * declares `codeAgent` gets it from the sbx sandbox agent (inotify inside the sandbox).

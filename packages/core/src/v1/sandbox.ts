@@ -1,4 +1,5 @@
 import type { AuditRecord } from "./audit.js";
+import type { SandboxSnapshot } from "./snapshots.js";
 import type { Capabilities } from "./capabilities.js";
 
 /** Called with decoded text as output arrives, in order. Multi-byte characters split across chunks are kept whole. */
@@ -481,6 +482,13 @@ export interface Sandbox extends AsyncDisposable {
   resume(options?: { signal?: AbortSignal }): Promise<void>;
   /** True from the moment `pause()` is called until `resume()` succeeded (a failed pause turns it back to false). */
   readonly paused: boolean;
+  /**
+   * Takes a filesystem snapshot: the workspace (and any other writable filesystem the backend keeps), never running
+   * processes or memory, and none of the sandbox's secrets, credentials, environment, labels or policies. Create from it
+   * with `createSandbox(target, { fromSnapshot: snapshot.id })`; the backend keeps it until `deleteSnapshot(target, id)`
+   * (nothing deletes it automatically). Needs `SNAPSHOTS` (ADR 0056).
+   */
+  snapshot(options?: { signal?: AbortSignal }): Promise<SandboxSnapshot>;
   /**
    * Whether the sandbox has ended: `kill()` or disposal happened, its lifetime ran out (true at that moment, without a
    * call), or it was lost (found by a failed call, or by core's check every 10 s while open; see docs/errors.md).
