@@ -8,6 +8,7 @@ import {
   throwIfAborted,
 } from "@sbx/core/adapter";
 import type { App, Image, ModalClient, Sandbox } from "modal";
+import { getOrCreateNamedModal, listModalSandboxes, MODAL_POLICY_TAG, policyTagOf } from "./modal-directory.js";
 import { MODAL_CAPABILITIES } from "./modal-capabilities.js";
 import { clientHasCredentials, createModalClient } from "./modal-client.js";
 import { ModalDriver, MODAL_WORKSPACE } from "./modal-driver.js";
@@ -84,6 +85,55 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
     return image;
   }
 
+  /** Creates a sandbox; with `name`, named in sbx's app (Modal refuses a second running one) and tagged with its policy. */
+  async function createSandboxDriver(request: ProviderCreateRequest, name: string | undefined): Promise<SandboxDriverV1> {
+    const modal = clientWithCredentials();
+    const { options, signal } = request;
+    throwIfAborted(signal, "modal");
+    const tag = request.target || DEFAULT_MODAL_IMAGE;
+    const network = planModalNetwork(options.network);
+    const limits = planModalLimits(options.limits);
+    const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
+    const tags = { ...options.metadata, ...(name === undefined ? {} : { [MODAL_POLICY_TAG]: policyTagOf(options) }) };
+    let sandbox: Sandbox;
+    try {
+      sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
+        ...network.request,
+        ...limits.request,
+        ...lifetime.request,
+        workdir: MODAL_WORKSPACE,
+        ...(Object.keys(tags).length > 0 ? { tags } : {}),
+        ...(name === undefined ? {} : { name }),
+      });
+    } catch (error) {
+      throw mapModalError(error, { operation: "create a sandbox" });
+    }
+    const driver = (audit: DriverAudit) => new ModalDriver(sandbox, { audit });
+    try {
+      throwIfAborted(signal, "modal");
+      const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
+      const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
+      notes.push(
+        `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
+      );
+      return driver({
+        backendVersion: `Modal (JS SDK modal@${modal.version()})`,
+        policies: {
+          network: network.record,
+          limits: limits.record,
+          mounts: MOUNTS_RECORD,
+          user: userRecord(options, verifiedRoot),
+          lifetime: lifetime.record,
+        },
+        notes,
+      });
+    } catch (error) {
+      await sandbox.terminate().catch(() => {});
+      sandbox.detach();
+      throw mapModalError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId });
+    }
+  }
+
   const provider: SandboxProviderV1 = {
     specificationVersion: "sbx-v1",
     backend: "modal",
@@ -123,52 +173,30 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       };
     },
 
-    async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
+    create: (request: ProviderCreateRequest) => createSandboxDriver(request, undefined),
+
+    list: async (request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }) => {
       const modal = clientWithCredentials();
-      const { options, signal } = request;
-      throwIfAborted(signal, "modal");
-      const tag = request.target || DEFAULT_MODAL_IMAGE;
-      const network = planModalNetwork(options.network);
-      const limits = planModalLimits(options.limits);
-      const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
-      const tags = { ...options.metadata };
-      let sandbox: Sandbox;
+      let sbxApp: App;
       try {
-        sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
-          ...network.request,
-          ...limits.request,
-          ...lifetime.request,
-          workdir: MODAL_WORKSPACE,
-          ...(Object.keys(tags).length > 0 ? { tags } : {}),
-        });
+        sbxApp = await appOf(modal);
       } catch (error) {
-        throw mapModalError(error, { operation: "create a sandbox" });
+        throw mapModalError(error, { operation: "list sandboxes" });
       }
-      const driver = (audit: DriverAudit) => new ModalDriver(sandbox, { audit });
-      try {
-        throwIfAborted(signal, "modal");
-        const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
-        const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
-        notes.push(
-          `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
-        );
-        return driver({
-          backendVersion: `Modal (JS SDK modal@${modal.version()})`,
-          policies: {
-            network: network.record,
-            limits: limits.record,
-            mounts: MOUNTS_RECORD,
-            user: userRecord(options, verifiedRoot),
-            lifetime: lifetime.record,
-          },
-          notes,
-        });
-      } catch (error) {
-        await sandbox.terminate().catch(() => {});
-        sandbox.detach();
-        throw mapModalError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId });
-      }
+      return listModalSandboxes(modal, sbxApp, request);
     },
+
+    getOrCreate: (request: ProviderCreateRequest & { name: string }) =>
+      getOrCreateNamedModal(
+        {
+          modal: clientWithCredentials(),
+          appName: resolved.appName,
+          environment: resolved.environment,
+          create: () => createSandboxDriver(request, request.name),
+          connect: (sandboxId) => provider.connect!({ sandboxId, options: request.options, signal: request.signal }),
+        },
+        request,
+      ),
 
     async connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {
       const modal = clientWithCredentials();

@@ -8,6 +8,7 @@ import { ServerError, Status, type CallContext } from "nice-grpc";
 import type { EmulatorState } from "./emulator-state.js";
 import { EmulatedSandbox, RESULT_STATUS } from "./emulated-sandbox.js";
 import { jwtLikeToken, type Handler } from "./grpc-service.js";
+import { sandboxIdFromName, withSandboxName } from "./sandbox-names.js";
 
 /** Largest lifetime Modal accepts (24 hours), in seconds. */
 export const MAX_TIMEOUT_SECONDS = 24 * 3600;
@@ -61,37 +62,32 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
     const requestedTimeout = definition.timeoutSecs ?? 300;
     if (requestedTimeout > MAX_TIMEOUT_SECONDS)
       throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
-    if (
-      definition.name &&
-      [...state.sandboxes.values()].some(
-        (other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId,
-      )
-    ) {
-      throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${definition.name} already exists`);
-    }
-    const sandbox = await EmulatedSandbox.start({
-      docker: state.docker,
-      image: state.image,
-      instanceId: state.instanceId,
-      networkName: state.networkName,
-      tags: tagsOf(request.tags),
-      definition: {
-        appId: request.appId,
-        imageId: definition.imageId,
-        imageTag: image.tag,
-        entrypointArgs: definition.entrypointArgs ?? [],
-        timeoutSeconds: requestedTimeout,
-        idleTimeoutSeconds: definition.idleTimeoutSecs,
-        workdir: definition.workdir,
-        networkAccess: definition.networkAccess,
-        resources: definition.resources,
-        name: definition.name,
-        environment,
-      },
-      onGone: () => undefined,
-      v1Id,
-      warmContainers: state.warmContainers,
-    });
+    // A name is claimed in the same tick as its check (sandbox-names.ts): two racing creates cannot both pass.
+    const sandbox = await withSandboxName(state, request.appId, definition.name, () =>
+      EmulatedSandbox.start({
+        docker: state.docker,
+        image: state.image,
+        instanceId: state.instanceId,
+        networkName: state.networkName,
+        tags: tagsOf(request.tags),
+        definition: {
+          appId: request.appId,
+          imageId: definition.imageId,
+          imageTag: image.tag,
+          entrypointArgs: definition.entrypointArgs ?? [],
+          timeoutSeconds: requestedTimeout,
+          idleTimeoutSeconds: definition.idleTimeoutSecs,
+          workdir: definition.workdir,
+          networkAccess: definition.networkAccess,
+          resources: definition.resources,
+          name: definition.name,
+          environment,
+        },
+        onGone: () => undefined,
+        v1Id,
+        warmContainers: state.warmContainers,
+      }),
+    );
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
   }
@@ -244,6 +240,16 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
           timeoutSecs: sandbox.definition.timeoutSeconds,
         })),
       };
+    },
+
+    async sandboxGetFromNameV2(request, context) {
+      requireAuthToken(state, context);
+      return sandboxIdFromName(state, request);
+    },
+
+    async sandboxGetFromName(request, context) {
+      requireAuthToken(state, context);
+      return sandboxIdFromName(state, request);
     },
 
     async sandboxTagsGetV2(request, context) {
