@@ -67,7 +67,8 @@ interface PoolCreation {
 
 /**
  * A warm pool of sandboxes for one target and one set of create options (ADR 0050): it keeps `size` sandboxes created
- * with their agent started, refills in the background with at most `refillConcurrency` creates at once, and hands
+ * with their agent started, refills in the background with at most `refillConcurrency` creates at once (the create
+ * replacing an acquired sandbox starts `REFILL_AFTER_ACQUIRE_MS` later unless a caller waits, ADR 0057), and hands
  * each sandbox out once (`acquire()`); a sandbox is never returned to the pool. Works on every backend (core's job).
  * Idle sandboxes are destroyed on `close()`, when the process is about to exit (`beforeExit`), when they sat idle for
  * `maxIdleMs`, and, should the host die, by the backend's own deadline (and on Docker its dead-man's switch).
