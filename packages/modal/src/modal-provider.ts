@@ -85,55 +85,6 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
     return image;
   }
 
-  /** Creates a sandbox; with `name`, named in sbx's app (Modal refuses a second running one) and tagged with its policy. */
-  async function createSandboxDriver(request: ProviderCreateRequest, name: string | undefined): Promise<SandboxDriverV1> {
-    const modal = clientWithCredentials();
-    const { options, signal } = request;
-    throwIfAborted(signal, "modal");
-    const tag = request.target || DEFAULT_MODAL_IMAGE;
-    const network = planModalNetwork(options.network);
-    const limits = planModalLimits(options.limits);
-    const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
-    const tags = { ...options.metadata, ...(name === undefined ? {} : { [MODAL_POLICY_TAG]: policyTagOf(options) }) };
-    let sandbox: Sandbox;
-    try {
-      sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
-        ...network.request,
-        ...limits.request,
-        ...lifetime.request,
-        workdir: MODAL_WORKSPACE,
-        ...(Object.keys(tags).length > 0 ? { tags } : {}),
-        ...(name === undefined ? {} : { name }),
-      });
-    } catch (error) {
-      throw mapModalError(error, { operation: "create a sandbox" });
-    }
-    const driver = (audit: DriverAudit) => new ModalDriver(sandbox, { audit });
-    try {
-      throwIfAborted(signal, "modal");
-      const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
-      const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
-      notes.push(
-        `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
-      );
-      return driver({
-        backendVersion: `Modal (JS SDK modal@${modal.version()})`,
-        policies: {
-          network: network.record,
-          limits: limits.record,
-          mounts: MOUNTS_RECORD,
-          user: userRecord(options, verifiedRoot),
-          lifetime: lifetime.record,
-        },
-        notes,
-      });
-    } catch (error) {
-      await sandbox.terminate().catch(() => {});
-      sandbox.detach();
-      throw mapModalError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId });
-    }
-  }
-
   const provider: SandboxProviderV1 = {
     specificationVersion: "sbx-v1",
     backend: "modal",
@@ -173,9 +124,57 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       };
     },
 
-    create: (request: ProviderCreateRequest) => createSandboxDriver(request, undefined),
+    async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
+      const modal = clientWithCredentials();
+      const { options, signal } = request;
+      // Set by getOrCreate (a named sandbox: Modal's name in sbx's app, its policy in a tag); core's creates have none.
+      const name = (request as ProviderCreateRequest & { name?: string }).name;
+      throwIfAborted(signal, "modal");
+      const tag = request.target || DEFAULT_MODAL_IMAGE;
+      const network = planModalNetwork(options.network);
+      const limits = planModalLimits(options.limits);
+      const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
+      const tags = { ...options.metadata, ...(name === undefined ? {} : { [MODAL_POLICY_TAG]: policyTagOf(options) }) };
+      let sandbox: Sandbox;
+      try {
+        sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
+          ...network.request,
+          ...limits.request,
+          ...lifetime.request,
+          workdir: MODAL_WORKSPACE,
+          ...(Object.keys(tags).length > 0 ? { tags } : {}),
+          ...(name === undefined ? {} : { name }),
+        });
+      } catch (error) {
+        throw mapModalError(error, { operation: "create a sandbox" });
+      }
+      const driver = (audit: DriverAudit) => new ModalDriver(sandbox, { audit });
+      try {
+        throwIfAborted(signal, "modal");
+        const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
+        const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
+        notes.push(
+          `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
+        );
+        return driver({
+          backendVersion: `Modal (JS SDK modal@${modal.version()})`,
+          policies: {
+            network: network.record,
+            limits: limits.record,
+            mounts: MOUNTS_RECORD,
+            user: userRecord(options, verifiedRoot),
+            lifetime: lifetime.record,
+          },
+          notes,
+        });
+      } catch (error) {
+        await sandbox.terminate().catch(() => {});
+        sandbox.detach();
+        throw mapModalError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId });
+      }
+    },
 
-    list: async (request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }) => {
+    async list(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }) {
       const modal = clientWithCredentials();
       let sbxApp: App;
       try {
@@ -192,7 +191,7 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
           modal: clientWithCredentials(),
           appName: resolved.appName,
           environment: resolved.environment,
-          create: () => createSandboxDriver(request, request.name),
+          create: () => provider.create(request),
           connect: (sandboxId) => provider.connect!({ sandboxId, options: request.options, signal: request.signal }),
         },
         request,
