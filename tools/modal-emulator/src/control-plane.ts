@@ -8,7 +8,7 @@ import { ServerError, Status, type CallContext } from "nice-grpc";
 import type { EmulatorState } from "./emulator-state.js";
 import { EmulatedSandbox, RESULT_STATUS } from "./emulated-sandbox.js";
 import { jwtLikeToken, type Handler } from "./grpc-service.js";
-import { sandboxIdFromName, withSandboxName } from "./sandbox-names.js";
+import { claimSandboxName, sandboxIdFromName } from "./sandbox-names.js";
 
 /** Largest lifetime Modal accepts (24 hours), in seconds. */
 export const MAX_TIMEOUT_SECONDS = 24 * 3600;
@@ -63,31 +63,30 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
     if (requestedTimeout > MAX_TIMEOUT_SECONDS)
       throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
     // A name is claimed in the same tick as its check (sandbox-names.ts): two racing creates cannot both pass.
-    const sandbox = await withSandboxName(state, request.appId, definition.name, () =>
-      EmulatedSandbox.start({
-        docker: state.docker,
-        image: state.image,
-        instanceId: state.instanceId,
-        networkName: state.networkName,
-        tags: tagsOf(request.tags),
-        definition: {
-          appId: request.appId,
-          imageId: definition.imageId,
-          imageTag: image.tag,
-          entrypointArgs: definition.entrypointArgs ?? [],
-          timeoutSeconds: requestedTimeout,
-          idleTimeoutSeconds: definition.idleTimeoutSecs,
-          workdir: definition.workdir,
-          networkAccess: definition.networkAccess,
-          resources: definition.resources,
-          name: definition.name,
-          environment,
-        },
-        onGone: () => undefined,
-        v1Id,
-        warmContainers: state.warmContainers,
-      }),
-    );
+    const name = claimSandboxName(state, request.appId, definition.name);
+    const sandbox = await EmulatedSandbox.start({
+      docker: state.docker,
+      image: state.image,
+      instanceId: state.instanceId,
+      networkName: state.networkName,
+      tags: tagsOf(request.tags),
+      definition: {
+        appId: request.appId,
+        imageId: definition.imageId,
+        imageTag: image.tag,
+        entrypointArgs: definition.entrypointArgs ?? [],
+        timeoutSeconds: requestedTimeout,
+        idleTimeoutSeconds: definition.idleTimeoutSecs,
+        workdir: definition.workdir,
+        networkAccess: definition.networkAccess,
+        resources: definition.resources,
+        name: definition.name,
+        environment,
+      },
+      onGone: () => undefined,
+      v1Id,
+      warmContainers: state.warmContainers,
+    }).then(name.started, name.failed);
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
   }

@@ -27,30 +27,35 @@ function live(claim: Claim | undefined): boolean {
   return claim === "starting" || (claim !== undefined && !claim.finished);
 }
 
+/** A claimed name's settlement: the create's outcome, passed through. */
+export interface SandboxNameClaim {
+  /** The sandbox started: the claim holds it until it finishes. */
+  readonly started: (sandbox: EmulatedSandbox) => EmulatedSandbox;
+  /** The start failed: the name is free again; rethrows. */
+  readonly failed: (error: unknown) => never;
+}
+
 /**
- * Runs `start` for a create carrying `name` (none: runs it as is): the name is claimed now, in the same tick as the
- * check, and refused with ALREADY_EXISTS while another running (or starting) sandbox of the app holds it. The claim
- * holds the started sandbox until it finishes; a failed start releases it.
+ * Claims `name` for a create in app `appId` now, in the same tick as the check: refused with ALREADY_EXISTS while
+ * another running (or starting) sandbox of the app holds it. Without a name, nothing is claimed.
  */
-export async function withSandboxName(
-  state: EmulatorState,
-  appId: string,
-  name: string | undefined,
-  start: () => Promise<EmulatedSandbox>,
-): Promise<EmulatedSandbox> {
-  if (!name) return start();
+export function claimSandboxName(state: EmulatorState, appId: string, name: string | undefined): SandboxNameClaim {
   const claims = claimsOf(state);
-  const key = `${appId}/${name}`;
-  if (live(claims.get(key))) throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${name} already exists`);
-  claims.set(key, "starting");
-  try {
-    const sandbox = await start();
-    claims.set(key, sandbox);
-    return sandbox;
-  } catch (error) {
-    claims.delete(key);
-    throw error;
+  const key = `${appId}/${name ?? ""}`;
+  if (name) {
+    if (live(claims.get(key))) throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${name} already exists`);
+    claims.set(key, "starting");
   }
+  return {
+    started: (sandbox) => {
+      if (name) claims.set(key, sandbox);
+      return sandbox;
+    },
+    failed: (error) => {
+      if (name) claims.delete(key);
+      throw error;
+    },
+  };
 }
 
 /** The app id of `appName` in `environmentName` (as `AppGetOrCreate` made it), or undefined. */
