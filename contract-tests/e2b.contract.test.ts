@@ -60,6 +60,7 @@ const emulatedProvider: SandboxProviderV1 = {
   },
   create: (request) => current().create(request),
   connect: (request) => current().connect!(request),
+  list: (request) => current().list!(request),
 };
 
 describeSandboxContract("e2b (emulator)", () => emulatedProvider, {

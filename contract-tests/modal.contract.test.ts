@@ -65,6 +65,8 @@ const emulatedProvider: SandboxProviderV1 = {
   },
   create: (request) => current().create(request),
   connect: (request) => current().connect!(request),
+  list: (request) => current().list!(request),
+  getOrCreate: (request) => current().getOrCreate!(request),
 };
 
 describeSandboxContract("modal (emulator)", () => emulatedProvider, {

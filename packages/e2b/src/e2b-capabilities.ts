@@ -7,6 +7,9 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.
  * - HOST_MOUNTS off: an E2B sandbox runs on E2B's machines and cannot see host folders.
  * - RESOURCE_LIMITS off: CPU and memory are fixed when the template is built, not per sandbox.
+ * - LIST_SANDBOXES: E2B's `Sandbox.list` with its metadata filter (sbx's sandboxes carry a marker key).
+ * - SET_LIFETIME: E2B's `setTimeout`, enforced by E2B's control plane; the end applied is read back with `getInfo`.
+ * - NAMED_SANDBOXES off: E2B has no sandbox names, so no uniqueness a get-or-create could rest on.
  * - languages: python only; other kernels exist only on some real E2B templates and are not verified here.
  */
 export const E2B_CAPABILITIES = defineCapabilities({
@@ -16,5 +19,7 @@ export const E2B_CAPABILITIES = defineCapabilities({
   BACKGROUND_COMMANDS: true,
   STDIN: true,
   RECONNECT: true,
+  LIST_SANDBOXES: true,
+  SET_LIFETIME: true,
   languages: ["python"],
 });

@@ -13,6 +13,7 @@ import {
   shellQuote,
 } from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
+import { setE2BLifetime } from "./e2b-lifetime.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
 
@@ -311,6 +312,11 @@ export class E2BDriver implements SandboxDriverV1 {
   // Every file operation (read, write, stat, list, remove, mkdir, rename) is core's default through spawn: its
   // race-free helper as the sandbox's user (ADR 0020, ADR 0031), where envd's filesystem API would run as root,
   // following symlinks, behind a check a flip can race.
+
+  /** Moves the sandbox's end through E2B's `setTimeout` and answers the end E2B applied (`SET_LIFETIME`, e2b-lifetime.ts). */
+  setLifetime(request: { expiresAt: string; signal?: AbortSignal }): Promise<{ expiresAt: string }> {
+    return setE2BLifetime(this.sandbox, request, this.options.requestTimeoutMs);
+  }
 
   async destroy(): Promise<void> {
     if (!this.destroyed) {

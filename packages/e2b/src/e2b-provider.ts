@@ -10,6 +10,7 @@ import {
 } from "@sbx/core/adapter";
 import { E2B_CAPABILITIES } from "./e2b-capabilities.js";
 import { E2BDriver, E2B_WORKSPACE } from "./e2b-driver.js";
+import { E2B_MANAGED_METADATA_KEY, listE2BSandboxes } from "./e2b-listing.js";
 import { planE2BNetwork, type E2BNetworkPlan } from "./e2b-network-policy.js";
 import { connectionOptionsOf, e2bSettingsSchema, parseE2BSettings, type E2BSettings, type ResolvedE2BSettings } from "./e2b-settings.js";
 import { E2B_KEY_REMEDY, mapE2BError } from "./map-e2b-error.js";
@@ -140,7 +141,8 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
         sandbox = await CodeInterpreterSandbox.create(template, {
           ...connection,
           timeoutMs: options.timeoutMs,
-          metadata: { ...options.metadata },
+          // sbx's marker last: a listing finds sbx's sandboxes only (e2b-listing.ts).
+          metadata: { ...options.metadata, [E2B_MANAGED_METADATA_KEY]: "1" },
           ...plan.request,
           network: plan.request.network ? { allowOut: [...plan.request.network.allowOut], denyOut: [...plan.request.network.denyOut] } : undefined,
           signal,
@@ -169,6 +171,11 @@ export function createSandboxProvider(settings?: E2BSettings | Record<string, un
         await sandbox.kill().catch(() => {});
         throw mapE2BError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId, timeoutMs: resolved.requestTimeoutMs });
       }
+    },
+
+    async list(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }) {
+      if (!resolved.apiKey) throw missingKeyError();
+      return listE2BSandboxes(connection, request);
     },
 
     async connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {

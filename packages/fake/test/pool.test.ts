@@ -237,6 +237,27 @@ describe("warm pool on the fake", () => {
     expect(pool.stats().lastError?.message).toContain("the backend refused this create");
   });
 
+  it("the create replacing an acquired sandbox starts after the caller's first command had the CPU; a waiting caller's at once", async () => {
+    const { provider, requests } = countingFake();
+    await using pool = await createSandboxPool(provider, { size: 1 });
+    await pool.warm();
+    expect(requests.length).toBe(1);
+    // An acquire that leaves no one waiting: nothing is created in the same moment (ADR 0057)...
+    const first = await pool.acquire();
+    expect([pool.stats().creating, requests.length]).toEqual([0, 1]);
+    expect((await first.commands.run("echo first")).stdout).toBe("first\n");
+    // ...but the pool does refill.
+    await eventually(() => pool.stats().idle === 1);
+    expect(requests.length).toBe(2);
+    // A caller that finds the pool empty has its create started at once, not after the delay.
+    const second = await pool.acquire();
+    const third = pool.acquire();
+    expect(pool.stats().waiting).toBe(1);
+    // One create for the waiter and one to refill to size, both at once (refillConcurrency 2).
+    expect(pool.stats().creating).toBe(2);
+    await Promise.all([first.kill(), second.kill(), (await third).kill()]);
+  });
+
   it("after a failed create the pool tries again and fills", async () => {
     const { provider, requests } = countingFake({ failCreates: 1 });
     await using pool = await createSandboxPool(provider, { size: 1 });

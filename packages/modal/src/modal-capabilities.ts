@@ -9,6 +9,9 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - HOST_MOUNTS off: a Modal sandbox runs on Modal's machines and cannot see host folders.
  * - STATEFUL_CODE, RICH_RESULTS off: no code interpreter yet (the sbx sandbox agent has not landed); core refuses
  *   code contexts, and one-shot Python runs through a command with `results: null`.
+ * - LIST_SANDBOXES: Modal's tag filter over sbx's app (`SandboxListV2`, what `sandboxes.list({ appId, tags })` sends).
+ * - NAMED_SANDBOXES: a sandbox name unique among the app's running sandboxes, enforced by Modal (ALREADY_EXISTS on a
+ *   second create), attached with `sandboxes.fromName` after checking the policy recorded in its `sbx.policy` tag.
  * - languages: python (one-shot, through core's runner over `exec`; the image needs python3).
  */
 export const MODAL_CAPABILITIES = defineCapabilities({
@@ -17,5 +20,7 @@ export const MODAL_CAPABILITIES = defineCapabilities({
   STDIN: true,
   RECONNECT: true,
   RESOURCE_LIMITS: true,
+  LIST_SANDBOXES: true,
+  NAMED_SANDBOXES: true,
   languages: ["python"],
 });

@@ -8,6 +8,7 @@ import {
   throwIfAborted,
 } from "@sbx/core/adapter";
 import type { App, Image, ModalClient, Sandbox } from "modal";
+import { getOrCreateNamedModal, listModalSandboxes, MODAL_POLICY_TAG, policyTagOf } from "./modal-directory.js";
 import { MODAL_CAPABILITIES } from "./modal-capabilities.js";
 import { clientHasCredentials, createModalClient } from "./modal-client.js";
 import { ModalDriver, MODAL_WORKSPACE } from "./modal-driver.js";
@@ -126,12 +127,14 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
     async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
       const modal = clientWithCredentials();
       const { options, signal } = request;
+      // Set by getOrCreate (a named sandbox: Modal's name in sbx's app, its policy in a tag); core's creates have none.
+      const name = (request as ProviderCreateRequest & { name?: string }).name;
       throwIfAborted(signal, "modal");
       const tag = request.target || DEFAULT_MODAL_IMAGE;
       const network = planModalNetwork(options.network);
       const limits = planModalLimits(options.limits);
       const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
-      const tags = { ...options.metadata };
+      const tags = { ...options.metadata, ...(name === undefined ? {} : { [MODAL_POLICY_TAG]: policyTagOf(options) }) };
       let sandbox: Sandbox;
       try {
         sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
@@ -140,6 +143,7 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
           ...lifetime.request,
           workdir: MODAL_WORKSPACE,
           ...(Object.keys(tags).length > 0 ? { tags } : {}),
+          ...(name === undefined ? {} : { name }),
         });
       } catch (error) {
         throw mapModalError(error, { operation: "create a sandbox" });
@@ -169,6 +173,29 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
         throw mapModalError(error, { operation: "create a sandbox", sandboxId: sandbox.sandboxId });
       }
     },
+
+    async list(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }) {
+      const modal = clientWithCredentials();
+      let sbxApp: App;
+      try {
+        sbxApp = await appOf(modal);
+      } catch (error) {
+        throw mapModalError(error, { operation: "list sandboxes" });
+      }
+      return listModalSandboxes(modal, sbxApp, request);
+    },
+
+    getOrCreate: (request: ProviderCreateRequest & { name: string }) =>
+      getOrCreateNamedModal(
+        {
+          modal: clientWithCredentials(),
+          appName: resolved.appName,
+          environment: resolved.environment,
+          create: () => provider.create(request),
+          connect: (sandboxId) => provider.connect!({ sandboxId, options: request.options, signal: request.signal }),
+        },
+        request,
+      ),
 
     async connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {
       const modal = clientWithCredentials();

@@ -200,7 +200,8 @@ export class ContainerSandbox {
   async setTimeout(requestedSeconds: number): Promise<void> {
     this.endAt = this.computeEndAt(requestedSeconds);
     this.armTimer();
-    await writeDeadline(this.container, Math.ceil(this.endAt.getTime() / 1000)).catch(() => undefined);
+    // Not swallowed: a deadline PID 1 was not told about would end the sandbox at its old end, against the answer given.
+    await writeDeadline(this.container, Math.ceil(this.endAt.getTime() / 1000));
   }
 
   /** Describes what was enforced, for `GET /_emulator/sandboxes/{id}`. */

@@ -8,6 +8,7 @@ import { ServerError, Status, type CallContext } from "nice-grpc";
 import type { EmulatorState } from "./emulator-state.js";
 import { EmulatedSandbox, RESULT_STATUS } from "./emulated-sandbox.js";
 import { jwtLikeToken, type Handler } from "./grpc-service.js";
+import { claimSandboxName, sandboxIdFromName } from "./sandbox-names.js";
 
 /** Largest lifetime Modal accepts (24 hours), in seconds. */
 export const MAX_TIMEOUT_SECONDS = 24 * 3600;
@@ -61,14 +62,8 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
     const requestedTimeout = definition.timeoutSecs ?? 300;
     if (requestedTimeout > MAX_TIMEOUT_SECONDS)
       throw new ServerError(Status.INVALID_ARGUMENT, `timeout must be at most ${MAX_TIMEOUT_SECONDS} seconds`);
-    if (
-      definition.name &&
-      [...state.sandboxes.values()].some(
-        (other) => !other.finished && other.definition.name === definition.name && other.definition.appId === request.appId,
-      )
-    ) {
-      throw new ServerError(Status.ALREADY_EXISTS, `A sandbox named ${definition.name} already exists`);
-    }
+    // A name is claimed in the same tick as its check (sandbox-names.ts): two racing creates cannot both pass.
+    const name = claimSandboxName(state, request.appId, definition.name);
     const sandbox = await EmulatedSandbox.start({
       docker: state.docker,
       image: state.image,
@@ -91,7 +86,7 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       onGone: () => undefined,
       v1Id,
       warmContainers: state.warmContainers,
-    });
+    }).then(name.started, name.failed);
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
   }
@@ -244,6 +239,16 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
           timeoutSecs: sandbox.definition.timeoutSeconds,
         })),
       };
+    },
+
+    async sandboxGetFromNameV2(request, context) {
+      requireAuthToken(state, context);
+      return sandboxIdFromName(state, request);
+    },
+
+    async sandboxGetFromName(request, context) {
+      requireAuthToken(state, context);
+      return sandboxIdFromName(state, request);
     },
 
     async sandboxTagsGetV2(request, context) {

@@ -1,5 +1,5 @@
 import type { SandboxAgentClient } from "../agent/agent-client.js";
-import { attachSandboxAgent } from "../agent/code-agent.js";
+import { attachDeclaredAgent, declaresCoreAgent, takeAgentAttachedAhead } from "./agent-attached-ahead.js";
 import { posixFileOperations } from "../posix/posix-files.js";
 import type { SandboxDriverV1, SpawnRequest } from "../v1/provider.js";
 
@@ -50,15 +50,9 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
   const plainSpawn = spawnSecretValues ? (request: SpawnRequest) => driverSpawn({ ...request, secretValues: spawnSecretValues() }) : driverSpawn;
   const ownDestroy = own(driver, "destroy");
   const ownRunCode = own(driver, "runCode");
-  const agentDeclared = driver.codeAgent !== undefined && ownRunCode === undefined;
-  // The agent's own process gets the driver's base environment (as every command does through `SandboxState`), whether
-  // it starts through `spawn` or the backend's `enforcement.spawnAgent`: a driver merges nothing itself (ADR 0044).
-  const agent = agentDeclared
-    ? attachSandboxAgent(
-        { workspace: driver.workspace, spawn: plainSpawn },
-        { backend: options.backend, ...driver.codeAgent, baseEnvironment: driver.baseEnvironment },
-      )
-    : undefined;
+  const agentDeclared = declaresCoreAgent(driver);
+  // One attach path (`attachDeclaredAgent`), also for an agent a warm pool attached ahead (ADR 0057): taken here.
+  const agent = agentDeclared ? (takeAgentAttachedAhead(driver, plainSpawn) ?? attachDeclaredAgent(driver, options.backend, plainSpawn)) : undefined;
   // Commands through the agent where it carries them; the agent itself starts through the plain spawn above.
   const spawn = agent ? agent.spawn : plainSpawn;
   const defaults = posixFileOperations({ workspace: driver.workspace, spawn });

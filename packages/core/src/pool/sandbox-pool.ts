@@ -21,7 +21,7 @@ import {
   type SandboxPoolOptions,
   type SandboxPoolStats,
 } from "./sandbox-pool-options.js";
-import { warmDriver } from "./warm-driver.js";
+import { destroyWarmDriver, warmDriver } from "./warm-driver.js";
 
 /** The longest lifetime plus idle bound a backend deadline may be given: `createSandbox`'s own maximum, 7 days. */
 const LONGEST_BACKEND_LIFETIME_MS = 7 * 24 * 3600 * 1000;
@@ -30,6 +30,14 @@ const FIRST_RETRY_MS = 250;
 const LONGEST_RETRY_MS = 30_000;
 /** Creates failed in a row before each further failure reaches the oldest waiter (and `warm()`): a transient one is retried unseen. */
 const FAILURES_BEFORE_CALLERS_SEE_THEM = 3;
+/**
+ * How long after an acquire that left no caller waiting the pool waits before it starts the create replacing the
+ * sandbox handed out. A create is the heaviest work a backend does (on Docker: the engine's create, runc's start, the
+ * agent's Python start), and started at once it competes with the caller's first command for the same CPU: measured
+ * on Docker (ADR 0057), that contention, not anything in the new sandbox, is why a first command cost about twice a
+ * later one. A caller that waits for a sandbox never waits for this delay: its create starts at once.
+ */
+export const REFILL_AFTER_ACQUIRE_MS = 100;
 
 /** A created, warmed sandbox waiting in the pool. */
 interface IdleSandbox {
@@ -59,7 +67,8 @@ interface PoolCreation {
 
 /**
  * A warm pool of sandboxes for one target and one set of create options (ADR 0050): it keeps `size` sandboxes created
- * with their agent started, refills in the background with at most `refillConcurrency` creates at once, and hands
+ * with their agent started, refills in the background with at most `refillConcurrency` creates at once (the create
+ * replacing an acquired sandbox starts `REFILL_AFTER_ACQUIRE_MS` later unless a caller waits, ADR 0057), and hands
  * each sandbox out once (`acquire()`); a sandbox is never returned to the pool. Works on every backend (core's job).
  * Idle sandboxes are destroyed on `close()`, when the process is about to exit (`beforeExit`), when they sat idle for
  * `maxIdleMs`, and, should the host die, by the backend's own deadline (and on Docker its dead-man's switch).
@@ -72,6 +81,8 @@ export class SandboxPool implements AsyncDisposable {
   private creating = 0;
   private failuresInARow = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** The deferred refill after an acquire (`REFILL_AFTER_ACQUIRE_MS`), while one is pending. */
+  private deferredRefill: NodeJS.Timeout | undefined;
   private lastError: Error | null = null;
   private closing: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
@@ -127,7 +138,7 @@ export class SandboxPool implements AsyncDisposable {
       next = taken;
     } else next = await this.waitForNext(signal);
     this.counts.acquired += 1;
-    this.refill();
+    this.refillSoon();
     return this.handOut(next, { secrets, sources, signal });
   }
 
@@ -181,11 +192,12 @@ export class SandboxPool implements AsyncDisposable {
     process.removeListener("beforeExit", this.onBeforeExit);
     this.abort.abort();
     clearTimeout(this.retryTimer);
+    clearTimeout(this.deferredRefill);
     for (const waiter of this.waiters.splice(0)) waiter.fail(this.closedError());
     const idle = this.idle.splice(0);
     for (const entry of idle) clearTimeout(entry.expiry);
     this.changed();
-    await Promise.allSettled([...idle.map((entry) => entry.driver.destroy()), ...this.inFlight]);
+    await Promise.allSettled([...idle.map((entry) => destroyWarmDriver(entry.driver)), ...this.inFlight]);
   }
 
   private closedError(): SandboxClosedError {
@@ -255,6 +267,18 @@ export class SandboxPool implements AsyncDisposable {
     return sandbox;
   }
 
+  /**
+   * After an acquire: the refill starts `REFILL_AFTER_ACQUIRE_MS` later, so the caller's first command does not share
+   * the CPU with the backend's create; at once when a caller is waiting (or the delay is 0).
+   */
+  private refillSoon(): void {
+    if (this.waiters.length > 0 || REFILL_AFTER_ACQUIRE_MS <= 0) return this.refill();
+    this.deferredRefill ??= setTimeout(() => {
+      this.deferredRefill = undefined;
+      this.refill();
+    }, REFILL_AFTER_ACQUIRE_MS);
+  }
+
   /** Starts creates until idle + creating covers `size` and every waiter, at most `refillConcurrency` at once. */
   private refill(): void {
     if (this.closed || this.retryTimer !== undefined) return;
@@ -285,7 +309,7 @@ export class SandboxPool implements AsyncDisposable {
         refuseCapabilityMethodMismatch({ holder: "driver", target: created, capabilities: provider.capabilities, backend: provider.backend }),
       );
       driver = await warmDriver(created, provider.backend).catch(async (error: unknown) => {
-        await created.destroy().catch(() => {});
+        await destroyWarmDriver(created).catch(() => {});
         throw error;
       });
     } catch (error) {
@@ -295,7 +319,7 @@ export class SandboxPool implements AsyncDisposable {
     this.failuresInARow = 0;
     this.counts.created += 1;
     if (this.closed) {
-      await driver.destroy().catch(() => {});
+      await destroyWarmDriver(driver).catch(() => {});
       return;
     }
     const waiter = this.waiters.shift();
@@ -337,8 +361,7 @@ export class SandboxPool implements AsyncDisposable {
     if (index < 0) return;
     this.idle.splice(index, 1);
     this.counts.expired += 1;
-    const destroyed = driver
-      .destroy()
+    const destroyed = destroyWarmDriver(driver)
       .catch(() => {})
       .finally(() => this.inFlight.delete(destroyed));
     this.inFlight.add(destroyed);
