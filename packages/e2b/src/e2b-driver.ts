@@ -9,12 +9,15 @@ import {
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
+  type DriverTerminal,
+  type TerminalRequest,
   KILL_PROCESS_TREE_SCRIPT,
   shellQuote,
 } from "@sbx/core/adapter";
 import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient } from "./envd-process-stream.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
+import { startTerminal, terminalClientOf } from "./e2b-terminal.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -101,6 +104,45 @@ export class E2BDriver implements SandboxDriverV1 {
     const raw = processClientOf(this.sandbox.commands);
     const started = raw ? await this.startWithBytes(request, raw.client, raw.envdVersion) : await this.startWithText(request);
     return this.processHandle(started.pid, started.exit);
+  }
+
+  /**
+   * A terminal (`PTY`, ADR 0054): envd's process API in PTY mode (`e2b-terminal.ts`). Input, resize and the verified
+   * kill go by pid as for commands; the exit code is envd's, never assumed.
+   */
+  async openTerminal(request: TerminalRequest): Promise<DriverTerminal> {
+    const raw = terminalClientOf(this.sandbox.pty);
+    if (!raw) throw this.failure(new Error("this version of the e2b SDK does not expose its envd process client for terminals"), "open a terminal");
+    let started: { pid: number; exit: Promise<number> };
+    try {
+      started = await startTerminal(raw.client, raw.envdVersion, request, {
+        user: this.options.user,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+      });
+    } catch (error) {
+      throw this.failure(error, "open a terminal");
+    }
+    const { pid } = started;
+    const handle = this.processHandle(pid, started.exit);
+    return {
+      ...handle,
+      writeStdin: async (data) => {
+        try {
+          await this.sandbox.pty.sendInput(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          throw this.failure(error, "write to a terminal");
+        }
+      },
+      // A terminal has no end of input of its own: its program reads Ctrl-D (written by the caller) as one.
+      closeStdin: () => Promise.resolve(),
+      resize: async (size) => {
+        try {
+          await this.sandbox.pty.resize(pid, { cols: size.cols, rows: size.rows }, { requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          throw this.failure(error, "resize a terminal");
+        }
+      },
+    };
   }
 
   /** Starts through the SDK's envd client, reading output bytes exactly as envd sent them. */
