@@ -61,6 +61,13 @@ export interface SandboxContractOptions {
    * `limits.pids-measured`, ADR 0029).
    */
   limits?: ResourceLimits;
+  /**
+   * The one size every terminal of this backend has, when it cannot set another (Modal: 80×24, no resize). A declared
+   * difference, not a skip: `terminals.size-and-resize` then proves that a terminal of another size and `resize()` are
+   * refused with `CapabilityNotSupportedError`, and measures this size inside with stty. Default: the backend sizes
+   * terminals as asked.
+   */
+  terminalFixedSize?: { readonly cols: number; readonly rows: number };
 }
 
 /** The provider factory: synchronous, and must not touch the backend (it is called at collection time). */

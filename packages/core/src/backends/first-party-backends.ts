@@ -87,7 +87,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       NAMED_SANDBOXES: false,
       SET_LIFETIME: false,
       FILE_WATCH: false,
-      PTY: false,
+      PTY: true,
       PORTS: false,
       languages: ["python"],
     },
