@@ -68,6 +68,13 @@ export interface SandboxContractOptions {
    * terminals as asked.
    */
   terminalFixedSize?: { readonly cols: number; readonly rows: number };
+  /**
+   * `"split"` when the backend cannot pair a rename's two names (E2B: envd sends the old name and the new one with
+   * nothing linking them) and reports it as a `remove` of the old path and a `create` of the new one, as a move out of
+   * and into the tree. A declared difference: `file-watch.events-in-order` then expects exactly that pair where a
+   * `rename` would be. Default `"paired"`.
+   */
+  fileWatchRenames?: "paired" | "split";
 }
 
 /** The provider factory: synchronous, and must not touch the backend (it is called at collection time). */

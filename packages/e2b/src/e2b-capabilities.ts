@@ -6,6 +6,7 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - EGRESS_ALLOWLIST: E2B's own `allowOut`/`denyOut` egress rules.
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.
  * - PTY: envd's process API in PTY mode, as the SDK's `pty` uses it (ADR 0054).
+ * - FILE_WATCH: envd's `WatchDir` (the SDK's `watchDir`); a rename is a remove and a create (ADR 0054).
  * - HOST_MOUNTS off: an E2B sandbox runs on E2B's machines and cannot see host folders.
  * - RESOURCE_LIMITS off: CPU and memory are fixed when the template is built, not per sandbox.
  * - languages: python only; other kernels exist only on some real E2B templates and are not verified here.
@@ -18,5 +19,6 @@ export const E2B_CAPABILITIES = defineCapabilities({
   STDIN: true,
   RECONNECT: true,
   PTY: true,
+  FILE_WATCH: true,
   languages: ["python"],
 });

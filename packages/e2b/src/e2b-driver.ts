@@ -11,6 +11,9 @@ import {
   type SpawnRequest,
   type DriverTerminal,
   type TerminalRequest,
+  type DriverFileWatch,
+  type WatchFilesRequest,
+  posixFileOperations,
   KILL_PROCESS_TREE_SCRIPT,
   shellQuote,
 } from "@sbx/core/adapter";
@@ -18,6 +21,7 @@ import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient }
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
 import { startTerminal, terminalClientOf } from "./e2b-terminal.js";
+import { watchE2BDirectory } from "./e2b-file-watch.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -143,6 +147,21 @@ export class E2BDriver implements SandboxDriverV1 {
         }
       },
     };
+  }
+
+  /** File watching (`FILE_WATCH`, ADR 0054): envd's `WatchDir` through the SDK's `files.watchDir` (`e2b-file-watch.ts`). */
+  async watchFiles(request: WatchFilesRequest): Promise<DriverFileWatch> {
+    return watchE2BDirectory(
+      {
+        sandbox: this.sandbox,
+        user: this.options.user,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        streamDeadlineMs: NO_STREAM_DEADLINE_MS,
+        confinedType: async (path, signal) => (await posixFileOperations(this).stat(path, { followSymlinks: true, signal })).type,
+        failure: (error, operation, path) => this.failure(error, operation, path),
+      },
+      request,
+    );
   }
 
   /** Starts through the SDK's envd client, reading output bytes exactly as envd sent them. */

@@ -64,7 +64,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       LIST_SANDBOXES: false,
       NAMED_SANDBOXES: false,
       SET_LIFETIME: false,
-      FILE_WATCH: false,
+      FILE_WATCH: true,
       PTY: true,
       PORTS: false,
       languages: ["python"],
