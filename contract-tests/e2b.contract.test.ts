@@ -66,6 +66,8 @@ const emulatedProvider: SandboxProviderV1 = {
 describeSandboxContract("e2b (emulator)", () => emulatedProvider, {
   network: e2bEmulatorServersFixture({ image, networkName: () => emulator!.networkName }),
   timeoutMs: 120_000,
+  // envd's WatchDir sends a rename's old and new names with nothing pairing them: a remove and a create (ADR 0054).
+  fileWatchRenames: "split",
   // Killed through E2B's own control-plane API (DELETE /sandboxes/{id}), as another client or the dashboard would.
   removeOutOfBand: async (sandbox) => {
     const response = await fetch(`${emulator!.connectionOptions.apiUrl}/sandboxes/${encodeURIComponent(sandbox.id)}`, {

@@ -33,6 +33,8 @@ const notApplicable = {
   "isolation.no-inherited-descriptors":
     "the fake's commands are just-bash scripts inside this Node process: no process is started, so no descriptor is inherited (and there is no /proc to list)",
   "user.root": 'the fake has no operating-system users (just-bash has no `id`); its audit record says user "not applicable"',
+  "commands.interrupt-default":
+    "the fake's commands are just-bash scripts inside this Node process: there is no process to signal and no /proc/$$/status to read its signal dispositions from",
 } as const;
 describeSandboxContract("fake", () => fake, {
   network: loopbackNetworkFixture,

@@ -75,6 +75,8 @@ describeSandboxContract("modal (emulator)", () => emulatedProvider, {
   sandboxExists: async (id) => emulator!.listSandboxIds().includes(id),
   // Modal has CPU and memory limits but no pids limit: limits.applied requests these two and proves pids is refused.
   limits: { cpus: 1, memoryMiB: 256 },
+  // modal@0.11.1's `exec(argv, { pty: true })` has one size, 80×24, and no resize: a declared difference (ADR 0054).
+  terminalFixedSize: { cols: 80, rows: 24 },
   // Terminated through the emulator's control plane, as another client or Modal's dashboard would.
   removeOutOfBand: (sandbox) => emulator!.terminateSandbox(sandbox.id),
   // ADR 0029: Modal runs every command as the image's user (root in the test image; its SDK cannot choose another),

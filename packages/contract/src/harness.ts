@@ -61,6 +61,20 @@ export interface SandboxContractOptions {
    * `limits.pids-measured`, ADR 0029).
    */
   limits?: ResourceLimits;
+  /**
+   * The one size every terminal of this backend has, when it cannot set another (Modal: 80×24, no resize). A declared
+   * difference, not a skip: `terminals.size-and-resize` then proves that a terminal of another size and `resize()` are
+   * refused with `CapabilityNotSupportedError`, and measures this size inside with stty. Default: the backend sizes
+   * terminals as asked.
+   */
+  terminalFixedSize?: { readonly cols: number; readonly rows: number };
+  /**
+   * `"split"` when the backend cannot pair a rename's two names (E2B: envd sends the old name and the new one with
+   * nothing linking them) and reports it as a `remove` of the old path and a `create` of the new one, as a move out of
+   * and into the tree. A declared difference: `file-watch.events-in-order` then expects exactly that pair where a
+   * `rename` would be. Default `"paired"`.
+   */
+  fileWatchRenames?: "paired" | "split";
 }
 
 /** The provider factory: synchronous, and must not touch the backend (it is called at collection time). */

@@ -50,6 +50,7 @@ export const CONTRACT_TEST_IDS = [
   "commands.combined-output-order",
   "commands.combined-output-cap",
   "commands.default-timeout",
+  "commands.interrupt-default",
 
   "background.start-wait",
   "background.live-process-limit",

@@ -5,6 +5,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - STATEFUL_CODE, RICH_RESULTS: the code interpreter's contexts and MIME results.
  * - EGRESS_ALLOWLIST: E2B's own `allowOut`/`denyOut` egress rules.
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.
+ * - PTY: envd's process API in PTY mode, as the SDK's `pty` uses it (ADR 0054).
+ * - FILE_WATCH: envd's `WatchDir` (the SDK's `watchDir`); a rename is a remove and a create (ADR 0054).
  * - HOST_MOUNTS off: an E2B sandbox runs on E2B's machines and cannot see host folders.
  * - RESOURCE_LIMITS off: CPU and memory are fixed when the template is built, not per sandbox.
  * - LIST_SANDBOXES: E2B's `Sandbox.list` with its metadata filter (sbx's sandboxes carry a marker key).
@@ -21,5 +23,7 @@ export const E2B_CAPABILITIES = defineCapabilities({
   RECONNECT: true,
   LIST_SANDBOXES: true,
   SET_LIFETIME: true,
+  PTY: true,
+  FILE_WATCH: true,
   languages: ["python"],
 });

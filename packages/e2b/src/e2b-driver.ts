@@ -9,6 +9,11 @@ import {
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
+  type DriverTerminal,
+  type TerminalRequest,
+  type DriverFileWatch,
+  type WatchFilesRequest,
+  posixFileOperations,
   KILL_PROCESS_TREE_SCRIPT,
   shellQuote,
 } from "@sbx/core/adapter";
@@ -16,6 +21,8 @@ import { exitCodeOfEnd, processClientOf, startHeaders, type ProcessStartClient }
 import { setE2BLifetime } from "./e2b-lifetime.js";
 import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
+import { startTerminal, terminalClientOf } from "./e2b-terminal.js";
+import { watchE2BDirectory } from "./e2b-file-watch.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -102,6 +109,60 @@ export class E2BDriver implements SandboxDriverV1 {
     const raw = processClientOf(this.sandbox.commands);
     const started = raw ? await this.startWithBytes(request, raw.client, raw.envdVersion) : await this.startWithText(request);
     return this.processHandle(started.pid, started.exit);
+  }
+
+  /**
+   * A terminal (`PTY`, ADR 0054): envd's process API in PTY mode (`e2b-terminal.ts`). Input, resize and the verified
+   * kill go by pid as for commands; the exit code is envd's, never assumed.
+   */
+  async openTerminal(request: TerminalRequest): Promise<DriverTerminal> {
+    const raw = terminalClientOf(this.sandbox.pty);
+    if (!raw) throw this.failure(new Error("this version of the e2b SDK does not expose its envd process client for terminals"), "open a terminal");
+    let started: { pid: number; exit: Promise<number> };
+    try {
+      started = await startTerminal(raw.client, raw.envdVersion, request, {
+        user: this.options.user,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+      });
+    } catch (error) {
+      throw this.failure(error, "open a terminal");
+    }
+    const { pid } = started;
+    const handle = this.processHandle(pid, started.exit);
+    return {
+      ...handle,
+      writeStdin: async (data) => {
+        try {
+          await this.sandbox.pty.sendInput(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          throw this.failure(error, "write to a terminal");
+        }
+      },
+      // A terminal has no end of input of its own: its program reads Ctrl-D (written by the caller) as one.
+      closeStdin: () => Promise.resolve(),
+      resize: async (size) => {
+        try {
+          await this.sandbox.pty.resize(pid, { cols: size.cols, rows: size.rows }, { requestTimeoutMs: this.options.requestTimeoutMs });
+        } catch (error) {
+          throw this.failure(error, "resize a terminal");
+        }
+      },
+    };
+  }
+
+  /** File watching (`FILE_WATCH`, ADR 0054): envd's `WatchDir` through the SDK's `files.watchDir` (`e2b-file-watch.ts`). */
+  async watchFiles(request: WatchFilesRequest): Promise<DriverFileWatch> {
+    return watchE2BDirectory(
+      {
+        sandbox: this.sandbox,
+        user: this.options.user,
+        requestTimeoutMs: this.options.requestTimeoutMs,
+        streamDeadlineMs: NO_STREAM_DEADLINE_MS,
+        confinedType: async (path, signal) => (await posixFileOperations(this).stat(path, { followSymlinks: true, signal })).type,
+        failure: (error, operation, path) => this.failure(error, operation, path),
+      },
+      request,
+    );
   }
 
   /** Starts through the SDK's envd client, reading output bytes exactly as envd sent them. */

@@ -11,12 +11,13 @@ export const COMMAND_MARKER_VARIABLE = "SBX_COMMAND_ID";
  */
 export const COMMAND_WRAPPER = [
   'cd -- "$3" || exit 126',
-  'if [ "$4" = no-stdin ]; then exec 3</dev/null; else exec 3<&0; fi',
-  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
-  "exec 3<&-",
-  "c=$!",
-  'echo "$c" > "/tmp/.sbx-$2.pid" 2>/dev/null',
-  'wait "$c"; s=$?',
+  'if [ "$4" = no-stdin ]; then exec </dev/null; fi',
+  // The command's shell records its own pid (its group's id once `setsid` made it a session) and becomes the command.
+  // It runs in the foreground, not as an asynchronous list (`&`): a shell without job control starts an asynchronous
+  // list with SIGINT and SIGQUIT ignored, and an ignored signal stays ignored in the command (adr/0054).
+  `r='echo "$$" > "/tmp/.sbx-$2.pid" 2>/dev/null; exec sh -c "$1"'`,
+  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$r" sbx "$1" "$2"; else sh -c "$r" sbx "$1" "$2"; fi',
+  "s=$?",
   'rm -f "/tmp/.sbx-$2.pid" 2>/dev/null',
   'exit "$s"',
 ].join("\n");

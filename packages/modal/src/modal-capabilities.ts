@@ -6,6 +6,7 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - RESOURCE_LIMITS: CPU and memory as hard limits (`cpuLimit`, `memoryLimitMiB`); a pids limit is refused.
  * - BACKGROUND_COMMANDS, STDIN: `sandbox.exec` with streamed output and a stdin stream.
  * - RECONNECT: `sandboxes.fromId`.
+ * - PTY: `exec` with `pty: true`, fixed at 80×24: another size and resize are refused (ADR 0054).
  * - HOST_MOUNTS off: a Modal sandbox runs on Modal's machines and cannot see host folders.
  * - STATEFUL_CODE, RICH_RESULTS off: no code interpreter yet (the sbx sandbox agent has not landed); core refuses
  *   code contexts, and one-shot Python runs through a command with `results: null`.
@@ -22,5 +23,6 @@ export const MODAL_CAPABILITIES = defineCapabilities({
   RESOURCE_LIMITS: true,
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
+  PTY: true,
   languages: ["python"],
 });

@@ -6,6 +6,8 @@ import {
   type SandboxDriverV1,
   type SpawnedProcess,
   type SpawnRequest,
+  type DriverTerminal,
+  type TerminalRequest,
   commandOutOfMemoryReport,
   KILL_PROCESS_TREE_SCRIPT,
   OUT_OF_MEMORY_PROBE_SCRIPT,
@@ -14,6 +16,7 @@ import {
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { MODAL_TERMINAL_SIZE, TERMINAL_WRAPPER, terminalSizeRefusal } from "./modal-terminal.js";
 import { mapModalError } from "./map-modal-error.js";
 
 /** The sandbox's workspace: sent as the sandbox `workdir` at create, so Modal starts there and creates it. */
@@ -169,21 +172,58 @@ export class ModalDriver implements SandboxDriverV1 {
   }
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
+    const commandId = randomBytes(12).toString("hex");
+    const argv = ["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"];
+    return this.startTracked({ argv, env: request.env, commandId, deliver: request, pty: false });
+  }
+
+  /**
+   * A terminal (`PTY`, ADR 0054): `exec` with `pty: true`, whose size modal@0.11.1 fixes at 80×24 with no resize; any
+   * other size, and every resize, is refused with `CapabilityNotSupportedError` rather than given silently wrong.
+   */
+  async openTerminal(request: TerminalRequest): Promise<DriverTerminal> {
+    if (request.cols !== MODAL_TERMINAL_SIZE.cols || request.rows !== MODAL_TERMINAL_SIZE.rows) {
+      throw terminalSizeRefusal(`a terminal of ${request.cols}×${request.rows} was asked for`);
+    }
+    const commandId = randomBytes(12).toString("hex");
+    const argv = ["/bin/sh", "-c", TERMINAL_WRAPPER, "sbx", request.command, commandId, request.cwd];
+    const started = await this.startTracked({
+      argv,
+      env: request.env,
+      commandId,
+      deliver: { onStdout: request.onData, onStderr: request.onData },
+      pty: true,
+    });
+    return {
+      ...started,
+      // A terminal has no end of input of its own: its program reads Ctrl-D (written by the caller) as one.
+      closeStdin: () => Promise.resolve(),
+      resize: (size) => Promise.reject(terminalSizeRefusal(`resize to ${size.cols}×${size.rows} was asked for`)),
+    };
+  }
+
+  /** Starts one exec whose process tree `KILL_COMMAND_SCRIPT` can kill by `commandId` (its wrapper records the pid). */
+  private async startTracked(options: {
+    argv: string[];
+    env: Readonly<Record<string, string>>;
+    commandId: string;
+    deliver: { onStdout: (chunk: Uint8Array) => void; onStderr: (chunk: Uint8Array) => void };
+    pty: boolean;
+  }): Promise<SpawnedProcess> {
+    const { commandId } = options;
+    const request = options.deliver;
     // The OOM counter's baseline, once, before the first command can change it.
     this.outOfMemoryKills ??= this.orWhenDestroyed(this.readOutOfMemoryKills(), null);
     await this.outOfMemoryKills;
-    const commandId = randomBytes(12).toString("hex");
     let process: ContainerProcess<Uint8Array>;
     try {
-      process = await this.sandbox.exec(
-        ["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"],
-        {
-          mode: "binary",
-          env: { ...request.env, [COMMAND_MARKER_VARIABLE]: commandId },
-        },
-      );
+      process = await this.sandbox.exec(options.argv, {
+        mode: "binary",
+        env: { ...options.env, [COMMAND_MARKER_VARIABLE]: commandId },
+        ...(options.pty ? { pty: true } : {}),
+      });
     } catch (error) {
-      throw this.failure(error, "start a command");
+      throw this.failure(error, options.pty ? "open a terminal" : "start a command");
     }
     const stdin = process.stdin.getWriter();
     let stdinClosed = false;

@@ -17,6 +17,7 @@ import { runExec, startExec } from "@sbx/emulator-kit";
 import { homeDirectoryOf, type ContainerSandbox } from "./container-sandbox.js";
 import { ConnectProtocolError, readRequestMessage, sendUnaryResponse, type ConnectErrorCode } from "./connect-protocol.js";
 import { userFromRequest } from "./envd-authentication.js";
+import { handleWatchDir } from "./envd-watch.js";
 import { FilesystemHelperUnavailableError, type FilesystemHelperRequest, type HelperEntry } from "./filesystem-helper.js";
 
 /** `EntryInfo` JSON as envd returns it (`type`: 1 file, 2 directory, 3 symlink). */
@@ -247,8 +248,14 @@ export async function handleFilesystemService(
       sendUnaryResponse(response, {});
       return;
     }
+    case "WatchDir":
+      await handleWatchDir(sandbox, request, response);
+      return;
     default:
-      throw new ConnectProtocolError("unimplemented", `filesystem.Filesystem/${method} is not supported by the E2B emulator (no WatchDir/watchers)`);
+      throw new ConnectProtocolError(
+        "unimplemented",
+        `filesystem.Filesystem/${method} is not supported by the E2B emulator (no CreateWatcher/GetWatcherEvents/RemoveWatcher)`,
+      );
   }
 }
 

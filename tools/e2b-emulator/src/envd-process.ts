@@ -12,6 +12,7 @@ import type { ContainerSandbox } from "./container-sandbox.js";
 import { homeDirectoryOf } from "./container-sandbox.js";
 import { ConnectProtocolError, ServerStream, readRequestMessage, sendUnaryResponse, toConnectError } from "./connect-protocol.js";
 import { userFromRequest } from "./envd-authentication.js";
+import { ptySize, startTerminalExec, type PtyRequest, type PtySize } from "./envd-pty.js";
 
 /** `ProcessConfig` of envd. */
 export interface ProcessConfig {
@@ -24,9 +25,11 @@ export interface ProcessConfig {
 /** A `ProcessEvent.event` value as JSON. */
 type ProcessEventPayload =
   | { start: { pid: number } }
-  | { data: { stdout: string } | { stderr: string } }
+  | { data: { stdout: string } | { stderr: string } | { pty: string } }
   | { end: { exitCode: number; exited: boolean; status: string; error?: string } }
   | { keepalive: Record<string, never> };
+
+export type { ProcessEventPayload };
 
 type Subscriber = (payload: ProcessEventPayload) => void;
 
@@ -101,11 +104,35 @@ export class ManagedProcess {
     readonly config: ProcessConfig,
     readonly tag: string | undefined,
     readonly stdinEnabled: boolean,
+    /** The terminal's size for a process started with `pty` (envd's PTY mode: one output stream, input through `SendInput.pty`). */
+    readonly terminalSize?: PtySize,
   ) {}
+
+  /** What every exec of this process runs with (user, working directory, environment). */
+  private execSettings(user: string) {
+    const sandbox = this.registry.sandbox;
+    return {
+      user,
+      workingDirectory: this.config.cwd || homeDirectoryOf(user),
+      environment: { HOME: homeDirectoryOf(user), USER: user, ...sandbox.environment, ...(this.config.envs ?? {}) },
+    };
+  }
 
   /** Starts the exec; resolves once the pid is known. */
   async start(user: string): Promise<void> {
     const sandbox = this.registry.sandbox;
+    if (this.terminalSize) {
+      const started = await startTerminalExec(sandbox.container, {
+        ...this.execSettings(user),
+        command: [this.config.cmd, ...(this.config.args ?? [])],
+        size: this.terminalSize,
+        onOutput: (chunk) => this.publish({ data: { pty: chunk.toString("base64") } }),
+        onExit: (exitCode) => this.finish(exitCode),
+      });
+      this.running = started.running;
+      this.pid = started.pid;
+      return;
+    }
     let pidLine: Buffer = Buffer.alloc(0);
     let pidKnown = false;
     const earlyStderr: Buffer[] = [];
@@ -120,14 +147,7 @@ export class ManagedProcess {
       {
         // The wrapper prints its pid (== session id, Docker execs are session leaders) then becomes the command.
         command: ["/bin/sh", "-c", 'echo "$$"; exec "$@"', "e2b-process", this.config.cmd, ...(this.config.args ?? [])],
-        user,
-        workingDirectory: this.config.cwd || homeDirectoryOf(user),
-        environment: {
-          HOME: homeDirectoryOf(user),
-          USER: user,
-          ...sandbox.environment,
-          ...(this.config.envs ?? {}),
-        },
+        ...this.execSettings(user),
         attachStdin: this.stdinEnabled,
       },
       {
@@ -254,6 +274,18 @@ export class ManagedProcess {
     this.running.closeStdin();
   }
 
+  /** Writes to the process' terminal (only a process started with `pty`, see envd-pty.ts). */
+  writePty(data: Buffer): void {
+    if (!this.terminalSize || !this.running) throw new ConnectProtocolError("failed_precondition", "the process has no PTY (start it with pty)");
+    this.running.connection.write(data);
+  }
+
+  /** Resizes the process' terminal (only a process started with `pty`). */
+  async resize(size: PtySize): Promise<void> {
+    if (!this.terminalSize || !this.running) throw new ConnectProtocolError("failed_precondition", "the process has no PTY (start it with pty)");
+    await this.running.resize(size);
+  }
+
   /** Signals the process itself (not its children), like envd. */
   async signal(signal: number): Promise<void> {
     this.signalSent = signal;
@@ -329,10 +361,10 @@ export async function handleProcessService(
   const registry = sandbox.processes;
   switch (method) {
     case "Start": {
-      const message = await readRequestMessage<{ process?: ProcessConfig; pty?: unknown; tag?: string; stdin?: boolean }>(request);
-      if (message.pty) throw new ConnectProtocolError("unimplemented", "PTY is not supported by the E2B emulator");
+      const message = await readRequestMessage<{ process?: ProcessConfig; pty?: PtyRequest; tag?: string; stdin?: boolean }>(request);
       if (!message.process?.cmd) throw new ConnectProtocolError("invalid_argument", "process.cmd is required");
-      const process = new ManagedProcess(registry, message.process, message.tag, message.stdin === true);
+      const terminalSize = message.pty ? ptySize(message.pty) : undefined;
+      const process = new ManagedProcess(registry, message.process, message.tag, message.stdin === true || terminalSize !== undefined, terminalSize);
       await process.start(userFromRequest(request));
       if (!process.exited) registry.add(process);
       if (response.destroyed) {
@@ -360,7 +392,11 @@ export async function handleProcessService(
     case "SendInput": {
       const message = await readRequestMessage<{ process?: ProcessSelector; input?: { stdin?: string; pty?: string } }>(request);
       const process = registry.find(message.process);
-      if (message.input?.pty !== undefined) throw new ConnectProtocolError("unimplemented", "PTY is not supported by the E2B emulator");
+      if (message.input?.pty !== undefined) {
+        process.writePty(Buffer.from(message.input.pty, "base64"));
+        sendUnaryResponse(response, {});
+        return;
+      }
       process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
       sendUnaryResponse(response, {});
       return;
@@ -375,6 +411,13 @@ export async function handleProcessService(
       const message = await readRequestMessage<{ process?: ProcessSelector; signal?: unknown }>(request);
       const process = registry.find(message.process);
       await process.signal(signalNumber(message.signal));
+      sendUnaryResponse(response, {});
+      return;
+    }
+    case "Update": {
+      const message = await readRequestMessage<{ process?: ProcessSelector; pty?: PtyRequest }>(request);
+      const process = registry.find(message.process);
+      if (message.pty) await process.resize(ptySize(message.pty));
       sendUnaryResponse(response, {});
       return;
     }

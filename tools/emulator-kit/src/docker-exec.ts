@@ -19,6 +19,11 @@ export interface ExecOptions {
    * starts if `exitCode` is read, so they cost no inspect calls while they run.
    */
   pollExitCode?: boolean;
+  /**
+   * Run on a pseudo-terminal Docker allocates (`Tty: true`): its output is one raw stream (delivered to `onStdout`),
+   * stdin is the terminal's input, and `resize` sets its size. Default false (separate stdout and stderr).
+   */
+  tty?: boolean;
 }
 
 /** A started exec whose output is delivered through callbacks. */
@@ -37,6 +42,8 @@ export interface RunningExec {
   resume(): void;
   /** Half-closes stdin (EOF for the process). */
   closeStdin(): void;
+  /** Sets the size of the exec's pseudo-terminal (only for `tty` execs). */
+  resize(size: { cols: number; rows: number }): Promise<void>;
   /** Resolves once the output ended, or nothing arrived for `quietMilliseconds` of unpaused time, or after `capMilliseconds` of unpaused waiting. */
   waitForOutputToSettle(quietMilliseconds: number, capMilliseconds: number): Promise<void>;
 }
@@ -64,9 +71,9 @@ export async function startExec(container: Docker.Container, options: ExecOption
     AttachStdin: options.attachStdin ?? false,
     AttachStdout: true,
     AttachStderr: true,
-    Tty: false,
+    Tty: options.tty ?? false,
   });
-  const connection = (await exec.start({ hijack: true, stdin: options.attachStdin ?? false })) as unknown as Duplex;
+  const connection = (await exec.start({ hijack: true, stdin: options.attachStdin ?? false, Tty: options.tty ?? false })) as unknown as Duplex;
 
   // Docker multiplexes stdout/stderr with an 8-byte header: [stream, 0, 0, 0, size(uint32 BE)].
   let pending: Buffer = Buffer.alloc(0);
@@ -74,6 +81,11 @@ export async function startExec(container: Docker.Container, options: ExecOption
   let paused = false;
   connection.on("data", (chunk: Buffer) => {
     receivedBytes += chunk.length;
+    // A terminal's output is not multiplexed: every byte is the terminal's.
+    if (options.tty) {
+      handlers.onStdout(chunk);
+      return;
+    }
     pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
     while (pending.length >= 8) {
       const size = pending.readUInt32BE(4);
@@ -155,6 +167,9 @@ export async function startExec(container: Docker.Container, options: ExecOption
     },
     closeStdin: () => {
       if (!connection.writableEnded) connection.end();
+    },
+    resize: async (size) => {
+      await exec.resize({ w: size.cols, h: size.rows });
     },
   };
 }

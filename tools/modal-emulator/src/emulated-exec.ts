@@ -10,6 +10,7 @@
 import type Docker from "dockerode";
 import { runExec, sessionHasProcesses, startExec, type RunningExec } from "@sbx/emulator-kit";
 import { OutputBuffer } from "./output-buffer.js";
+import { terminalCommand, type ExecTerminal } from "./exec-terminal.js";
 
 /** Folder (inside the container) holding one pid file per exec. */
 export const PID_FOLDER = "/__modal/run";
@@ -26,6 +27,8 @@ export interface ExecRequest {
   readonly timeoutSeconds: number | undefined;
   readonly stdoutPiped: boolean;
   readonly stderrPiped: boolean;
+  /** A pseudo-terminal for the process (`pty_info`), or undefined for pipes. */
+  readonly terminal?: ExecTerminal | undefined;
 }
 
 /** Signals every process of the session led by the pid in a pid file (run as root in the container). */
@@ -85,10 +88,13 @@ export class EmulatedExec {
     this.running = await startExec(
       this.container,
       {
-        command: ["/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', this.pidFile, ...request.argv],
+        command: request.terminal
+          ? terminalCommand(this.pidFile, request.terminal, request.argv)
+          : ["/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', this.pidFile, ...request.argv],
         workingDirectory: request.workdir,
-        environment: request.environment,
+        environment: request.terminal ? { ...request.environment, TERM: request.terminal.term } : request.environment,
         attachStdin: true,
+        tty: request.terminal !== undefined,
       },
       {
         onStdout: (chunk) => {

@@ -9,6 +9,7 @@ import type { EmulatedExec } from "./emulated-exec.js";
 import type { EmulatedSandbox } from "./emulated-sandbox.js";
 import type { EmulatorState } from "./emulator-state.js";
 import type { Handler } from "./grpc-service.js";
+import { terminalOf } from "./exec-terminal.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- gRPC messages decoded from the proto definitions at run time, untyped
 type Message = Record<string, any>;
@@ -75,7 +76,6 @@ export function taskCommandRouterHandlers(state: EmulatorState): Record<string, 
       const sandbox = sandboxOfTask(state, request.taskId);
       if (!request.execId) throw new ServerError(Status.INVALID_ARGUMENT, "exec_id is required");
       if (!request.commandArgs?.length) throw new ServerError(Status.INVALID_ARGUMENT, "command_args must not be empty");
-      if (request.ptyInfo?.enabled) throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator does not emulate PTYs");
       if (request.containerId) throw new ServerError(Status.INVALID_ARGUMENT, "the modal emulator has no sidecar containers");
       await sandbox.startExec({
         execId: request.execId,
@@ -85,6 +85,7 @@ export function taskCommandRouterHandlers(state: EmulatorState): Record<string, 
         timeoutSeconds: request.timeoutSecs,
         stdoutPiped: request.stdoutConfig === PIPE,
         stderrPiped: request.stderrConfig === PIPE,
+        terminal: terminalOf(request.ptyInfo),
       });
       return {};
     },

@@ -40,6 +40,27 @@ describe.skipIf(skipDockerTests).each(sdkVersions)("%s against the emulator", (_
     return { client, sandbox };
   }
 
+  it("exec with pty: true runs on a terminal of Modal's fixed 24x80 with xterm-256color; input reaches it, the exit code is its own", async () => {
+    const { sandbox } = await newSandbox({ blockNetwork: true });
+    try {
+      const process = await sandbox.exec(
+        ["sh", "-c", 'test -t 0 && test -t 1 && echo tty; stty size; echo "$TERM"; read line; echo "got $line"; exit 5'],
+        {
+          pty: true,
+        },
+      );
+      await process.stdin.writeText("typed\n");
+      const [stdout, exitCode] = await Promise.all([process.stdout.readText(), process.wait()]);
+      // The terminal echoes the typed line whenever it arrives (before or after the first output): checked apart.
+      const lines = stdout.replace(/\r/g, "").split("\n");
+      expect(lines.filter((line) => line !== "typed")).toEqual(["tty", "24 80", "xterm-256color", "got typed", ""]);
+      expect(lines.filter((line) => line === "typed")).toHaveLength(1);
+      expect(exitCode).toBe(5);
+    } finally {
+      await sandbox.terminate();
+    }
+  });
+
   it("exec streams stdout and stderr apart, takes stdin, and reports the exit code", async () => {
     const { sandbox } = await newSandbox({ blockNetwork: true });
     try {

@@ -274,6 +274,30 @@ export function registerCommandsTests(harness: ContractHarness): void {
       capabilities.STDIN ? "SBX_INVALID_ARGUMENT" : "SBX_CAPABILITY_NOT_SUPPORTED",
     );
   });
+
+  contractTest(
+    "commands.interrupt-default",
+    "a command starts with SIGINT at its default, measured inside (SigIgn of its shell) and by effect (kill -INT of its own shell ends it with 130), also once code ran (on Docker the agent then carries commands)",
+    async () => {
+      await using sandbox = await harness.createSandbox();
+      const measure = async (when: string) => {
+        const ignored = await sandbox.commands.run("sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status");
+        expect(ignored.exitCode, `${when}: reading SigIgn`).toBe(0);
+        expect(BigInt(`0x${ignored.stdout.trim()}`) & 2n, `${when}: SIGINT (bit 2) in the shell's SigIgn ${ignored.stdout.trim()}`).toBe(0n);
+        const interrupted = await sandbox.commands.run("kill -INT $$; echo survived");
+        expect({ exitCode: interrupted.exitCode, stdout: interrupted.stdout }, `${when}: kill -INT of the command's shell`).toEqual({
+          exitCode: 130,
+          stdout: "",
+        });
+      };
+      await measure("first command");
+      // A backend that runs commands through the sbx agent once it is up (Docker's default) starts it for code.
+      if (capabilities.STATEFUL_CODE) {
+        expect((await sandbox.runCode("print(1)")).stdout).toBe("1\n");
+        await measure("after code ran");
+      }
+    },
+  );
 }
 
 /** The shell commands group on its own. */

@@ -94,11 +94,14 @@ export function registerFileWatchTests(harness: ContractHarness): void {
         expect((await sandbox.commands.run(command)).exitCode, command).toBe(0);
       }
       const seen = await readUntil(iterator, (event) => event.path.endsWith("/end-marker"));
+      // A backend that cannot pair a rename's two names declares it (fileWatchRenames: "split"): a remove and a create.
+      const renamed =
+        harness.options.fileWatchRenames === "split" ? ["remove watched/a.txt", "create watched/b.txt"] : ["rename watched/b.txt from watched/a.txt"];
       expect(normalised(seen, sandbox.workspace)).toEqual([
         "create watched/sub/",
         "create watched/a.txt",
         "write watched/existing.txt",
-        "rename watched/b.txt from watched/a.txt",
+        ...renamed,
         "remove watched/b.txt",
         "create watched/end-marker",
       ]);

@@ -89,9 +89,24 @@ export function registerTerminalTests(harness: ContractHarness): void {
 
   contractTest(
     "terminals.size-and-resize",
-    "the terminal has the size asked for, measured inside with stty; resize() changes it for the running program",
+    "the terminal has the size asked for, measured inside with stty; resize() changes it for the running program (a backend declaring terminalFixedSize: another size and resize() are refused, its size measured inside)",
     async () => {
       await using sandbox = await harness.createSandbox();
+      const fixed = harness.options.terminalFixedSize;
+      if (fixed) {
+        // A declared difference (the backend's terminals have one size): another size and resize() are refused, typed.
+        await expectCapabilityRefused(
+          harness,
+          () => sandbox.terminals.create({ cols: fixed.cols + 21, rows: fixed.rows + 9, onData: () => {} }),
+          "PTY",
+        );
+        const { screen, terminal } = await open(sandbox, { cols: fixed.cols, rows: fixed.rows, command: "stty size; read line" });
+        await screen.waitFor(new RegExp(`${fixed.rows} ${fixed.cols}`));
+        await expectCapabilityRefused(harness, () => terminal.resize({ cols: 120, rows: 40 }), "PTY");
+        await terminal.write("\n");
+        expect((await terminal.wait()).exitCode).toBe(0);
+        return;
+      }
       const { screen, terminal } = await open(sandbox, { cols: 101, rows: 33, command: "stty size; read line; stty size; read line" });
       await screen.waitFor(/33 101/);
       const mark = screen.text.length;

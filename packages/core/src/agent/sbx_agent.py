@@ -695,6 +695,12 @@ def take_controlling_terminal():
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+def default_interrupt():
+    # Runs in a command's child before exec: the agent ignores SIGINT, and an ignored signal stays ignored across exec,
+    # so without this every command would start deaf to SIGINT (a Ctrl-C or `kill -INT` would not end it; adr/0054).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def tagged_script(tag, cwd, command):
     # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
     # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
@@ -746,7 +752,8 @@ class Command(object):
             self.process = subprocess.Popen(
                 argv,
                 env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                preexec_fn=default_interrupt)
             self.stdin = self.process.stdin.fileno() if self.process.stdin else None
             streams = ((self.process.stdout.fileno(), "stdout"), (self.process.stderr.fileno(), "stderr"))
         for fd, kind in streams:

@@ -15,11 +15,11 @@
 export const COMMAND_WRAPPER = [
   'echo "$4" 2>/dev/null >/proc/self/loginuid',
   'cd -- "$3" || exit 126',
-  "exec 3<&0",
-  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1" <&3 3<&- & else sh -c "$1" <&3 3<&- & fi',
-  "exec 3<&-",
-  "c=$!",
-  'wait "$c"; s=$?',
+  // In the foreground, not as an asynchronous list (`&`): a shell without job control starts an asynchronous list with
+  // SIGINT and SIGQUIT ignored, and an ignored signal stays ignored in the command and all it runs (adr/0054). The
+  // wrapper is its group's leader and the command's shell is not, so `setsid` makes the session without forking.
+  'if command -v setsid >/dev/null 2>&1; then setsid sh -c "$1"; else sh -c "$1"; fi',
+  "s=$?",
   'exit "$s"',
 ].join("\n");
 
