@@ -42,6 +42,12 @@ export const kubernetesSettingsSchema = z
     createTimeoutMs: z.number().int().min(1_000).max(3_600_000).optional(),
     /** More addresses the create-time egress probe must fail to reach, besides the API server's Service and the node's kubelet. Default none. */
     probeTargets: z.array(probeTargetSchema).max(16).optional(),
+    /**
+     * Which path commands take (ADR 0051). `"start"` (default): through the sbx agent over one exec stream, started by
+     * the first command (an image without python3 falls back to one exec each); `"warm"`: through the agent once a code
+     * call started it; `"off"`: one `pods/exec` per command. Kills are the verified process-tree kill on every path.
+     */
+    agentCommands: z.enum(["start", "warm", "off"]).optional(),
   })
   .strict();
 
@@ -62,6 +68,7 @@ export interface ResolvedKubernetesSettings {
   readonly runAsUser: number;
   readonly createTimeoutMs: number;
   readonly probeTargets: readonly string[];
+  readonly agentCommands: "start" | "warm" | "off";
 }
 
 /** Validates provider settings; throws `InvalidArgumentError` naming the field (`settings.namespace`). */
@@ -80,5 +87,6 @@ export function parseKubernetesSettings(settings: unknown): ResolvedKubernetesSe
     runAsUser: data.runAsUser ?? 1000,
     createTimeoutMs: data.createTimeoutMs ?? 120_000,
     probeTargets: data.probeTargets ?? [],
+    agentCommands: data.agentCommands ?? "start",
   };
 }
