@@ -104,6 +104,17 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "kubernetes-bench.mjs",
+    lines: [
+      new RegExp(String.raw`\| create → first command, median ms +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| warm command, median ms +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`^API requests per lifecycle \(create → 10 commands → kill\): agent ${NUMBER}, exec per command ${NUMBER}$`, "m"),
+      new RegExp(String.raw`^API requests per warm command: agent ${NUMBER}, exec per command ${NUMBER}$`, "m"),
+      new RegExp(String.raw`^2 sandboxes at once: 0 errors, .* growth at peak -?${NUMBER} MiB; emulator process RSS before ${NUMBER} MiB`, "m"),
+    ],
+    docker: true,
+  },
+  {
     file: "docker-attacks.mjs",
     lines: [/\{"attack":"apparmor-audit","enforcement":"[^"]+"\}/],
     docker: true,

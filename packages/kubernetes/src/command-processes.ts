@@ -51,7 +51,9 @@ export class CommandProcesses {
   readonly killTagged = async (tag: string): Promise<void> => {
     const processId = this.processIds.get(tag);
     if (processId === undefined) {
-      throw await this.options.endSandbox("the sbx agent was lost before it reported a command's process id, so the command could not be killed verifiably");
+      throw await this.options.endSandbox(
+        "the sbx agent was lost before it reported a command's process id, so the command could not be killed verifiably",
+      );
     }
     await this.options.killTree(processId);
   };
@@ -64,5 +66,8 @@ export class CommandProcesses {
 
 /** The error of a verified kill that found survivors. */
 export function killNotVerifiedError(sandboxId: string, detail: string): ProviderError {
-  return new ProviderError({ backend: "k8s", message: `The process-tree kill in the Pod could not verify the kill (sandbox ${sandboxId}): ${detail.slice(0, 500)}` });
+  return new ProviderError({
+    backend: "k8s",
+    message: `The process-tree kill in the Pod could not verify the kill (sandbox ${sandboxId}): ${detail.slice(0, 500)}`,
+  });
 }

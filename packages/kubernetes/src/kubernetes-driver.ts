@@ -113,7 +113,12 @@ export class KubernetesDriver implements SandboxDriverV1 {
     const stderr: Uint8Array[] = [];
     let code: number;
     try {
-      const killer = await this.openExec(verifiedKillArgv(processId), () => {}, (chunk) => stderr.push(chunk), false);
+      const killer = await this.openExec(
+        verifiedKillArgv(processId),
+        () => {},
+        (chunk) => stderr.push(chunk),
+        false,
+      );
       code = await killer.exitCode;
     } catch (error) {
       if (this.destroyed) return;

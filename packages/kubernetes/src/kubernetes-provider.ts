@@ -418,7 +418,13 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         },
         notes: [`Connected to an existing Pod ${name} in namespace ${namespace}; its policies are read back from the API.`],
       };
-      return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: policy !== undefined, agentCommands: resolved.agentCommands });
+      return new KubernetesDriver(api, {
+        sandboxId,
+        namespace,
+        audit,
+        ownsNetworkPolicy: policy !== undefined,
+        agentCommands: resolved.agentCommands,
+      });
     },
   };
   registerBackendManifest({

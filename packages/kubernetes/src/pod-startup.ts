@@ -53,7 +53,10 @@ function verdictOf(pod: V1Pod, podName: string, image: string): V1Pod | Error | 
     });
   }
   if (waiting?.reason && CONTAINER_CONFIG_REASONS.has(waiting.reason)) {
-    return new ProviderError({ backend: "k8s", message: `The cluster could not start the sandbox container (${waiting.reason}): ${waiting.message ?? ""}` });
+    return new ProviderError({
+      backend: "k8s",
+      message: `The cluster could not start the sandbox container (${waiting.reason}): ${waiting.message ?? ""}`,
+    });
   }
   return undefined;
 }
@@ -118,7 +121,10 @@ async function watchPod(options: {
         if (pod.metadata?.name !== options.podName) return;
         latest = pod;
         if (type === "DELETED") {
-          settle({ verdict: new ProviderError({ backend: "k8s", message: `The sandbox Pod ${options.podName} was deleted before it ran.` }), latest: pod });
+          settle({
+            verdict: new ProviderError({ backend: "k8s", message: `The sandbox Pod ${options.podName} was deleted before it ran.` }),
+            latest: pod,
+          });
           return;
         }
         const verdict = verdictOf(pod, options.podName, options.image);

@@ -5,7 +5,8 @@
 import type { ServerResponse } from "node:http";
 
 /** The `reason` values the emulator uses, as the real API server spells them. */
-export type StatusReason = "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "BadRequest" | "MethodNotAllowed" | "Forbidden" | "Expired";
+export type StatusReason =
+  "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "BadRequest" | "MethodNotAllowed" | "Forbidden" | "Expired";
 
 /** A failure `Status` object (`kind: Status`, `status: Failure`). */
 export function failureStatus(options: { code: number; reason: StatusReason; message: string; name?: string; kind?: string; group?: string }) {

@@ -426,13 +426,27 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     if (name !== undefined && method === "GET") {
       const object = store.get(namespace, name);
       if (!object)
-        return sendFailure(response, { code: 404, reason: "NotFound", message: `${store.resource} "${name}" not found`, name, kind: store.resource, group });
+        return sendFailure(response, {
+          code: 404,
+          reason: "NotFound",
+          message: `${store.resource} "${name}" not found`,
+          name,
+          kind: store.resource,
+          group,
+        });
       return sendJson(response, 200, object);
     }
     if (name !== undefined && method === "DELETE") {
       const removed = podMatch ? await removePod(namespace, name) : policies.delete(namespace, name);
       if (!removed)
-        return sendFailure(response, { code: 404, reason: "NotFound", message: `${store.resource} "${name}" not found`, name, kind: store.resource, group });
+        return sendFailure(response, {
+          code: 404,
+          reason: "NotFound",
+          message: `${store.resource} "${name}" not found`,
+          name,
+          kind: store.resource,
+          group,
+        });
       return sendJson(response, 200, removed);
     }
     return sendFailure(response, {

@@ -36,7 +36,8 @@ export function serveWatch<Stored extends StoredObject>(response: ServerResponse
   const send = (event: unknown) => {
     if (!response.writableEnded) response.write(`${JSON.stringify(event)}\n`);
   };
-  const selected = (object: StoredObject) => object.metadata.namespace === request.namespace && matchesLabels(request.requirements, object.metadata.labels);
+  const selected = (object: StoredObject) =>
+    object.metadata.namespace === request.namespace && matchesLabels(request.requirements, object.metadata.labels);
   const asked = request.resourceVersion;
   const fromNow = asked === null || asked === "" || asked === "0";
   const version = fromNow ? Number.MAX_SAFE_INTEGER : Number(asked);

@@ -27,7 +27,12 @@ interface Seen {
 }
 
 /** Watches `path` and collects events until `until` says so or the stream ends. */
-async function collect(watch: Watch, path: string, query: Record<string, string>, until: (seen: Seen[]) => boolean): Promise<{ seen: Seen[]; ended: boolean }> {
+async function collect(
+  watch: Watch,
+  path: string,
+  query: Record<string, string>,
+  until: (seen: Seen[]) => boolean,
+): Promise<{ seen: Seen[]; ended: boolean }> {
   const seen: Seen[] = [];
   let ended = false;
   let finish!: () => void;
@@ -73,8 +78,11 @@ describe("kube emulator watch", () => {
     expect(current.seen.map((event) => [event.type, event.object.metadata?.name])).toEqual([["ADDED", "watch-b"]]);
 
     // Live: a watch open before the change sees it.
-    const live = collect(watch, POLICIES, { labelSelector: "suite=watch", resourceVersion: replayed.seen[1]!.object.metadata!.resourceVersion! }, (seen) =>
-      seen.some((event) => event.type === "DELETED"),
+    const live = collect(
+      watch,
+      POLICIES,
+      { labelSelector: "suite=watch", resourceVersion: replayed.seen[1]!.object.metadata!.resourceVersion! },
+      (seen) => seen.some((event) => event.type === "DELETED"),
     );
     await new Promise((resolve) => setTimeout(resolve, 300));
     await networking.deleteNamespacedNetworkPolicy({ namespace: "sbx", name: "watch-b" });
@@ -108,7 +116,10 @@ describe("kube emulator watch", () => {
   it("shapes 404 and 409 as the API server does (details with the kind and, for networkpolicies, the group)", async (context) => {
     if (!shared.emulator) return context.skip(shared.unavailable);
     const { networking } = clients(shared.emulator);
-    const missing = (await networking.readNamespacedNetworkPolicy({ namespace: "sbx", name: "nope" }).catch((caught: unknown) => caught)) as { code?: number; body?: string };
+    const missing = (await networking.readNamespacedNetworkPolicy({ namespace: "sbx", name: "nope" }).catch((caught: unknown) => caught)) as {
+      code?: number;
+      body?: string;
+    };
     expect(missing.code).toBe(404);
     expect(JSON.parse(missing.body!)).toEqual({
       kind: "Status",
@@ -121,7 +132,9 @@ describe("kube emulator watch", () => {
       code: 404,
     });
     await networking.createNamespacedNetworkPolicy({ namespace: "sbx", body: policy("twice", {}) });
-    const duplicate = (await networking.createNamespacedNetworkPolicy({ namespace: "sbx", body: policy("twice", {}) }).catch((caught: unknown) => caught)) as {
+    const duplicate = (await networking
+      .createNamespacedNetworkPolicy({ namespace: "sbx", body: policy("twice", {}) })
+      .catch((caught: unknown) => caught)) as {
       code?: number;
       body?: string;
     };
@@ -156,7 +169,12 @@ describe("kube emulator watch", () => {
     expect(running.seen.at(-1)!.object.status?.phase).toBe("Running");
     const from = running.seen.at(-1)!.object.metadata!.resourceVersion!;
     await core.deleteNamespacedPod({ namespace: "sbx", name: "watched-pod" });
-    const deleted = await collect(watch, "/api/v1/namespaces/sbx/pods", { labelSelector: "suite=pod-watch", resourceVersion: from }, (seen) => seen.length >= 1);
+    const deleted = await collect(
+      watch,
+      "/api/v1/namespaces/sbx/pods",
+      { labelSelector: "suite=pod-watch", resourceVersion: from },
+      (seen) => seen.length >= 1,
+    );
     expect(deleted.seen.map((event) => event.type)).toEqual(["DELETED"]);
   });
 });
