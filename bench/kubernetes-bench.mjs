@@ -60,7 +60,9 @@ function rssOf(pid) {
 
 /** Starts the emulator's CLI in its own process; resolves with its kubeconfig and the process. */
 async function startEmulatorProcess() {
-  const cli = createRequire(import.meta.url).resolve("@sbx/kube-emulator").replace(/index\.js$/, "cli.js");
+  const cli = createRequire(import.meta.url)
+    .resolve("@sbx/kube-emulator")
+    .replace(/index\.js$/, "cli.js");
   const child = spawn(process.execPath, [cli], { env: { ...process.env, SBX_KUBE_EMULATOR_IMAGE: image }, stdio: ["ignore", "pipe", "inherit"] });
   let output = "";
   child.stdout.setEncoding("utf8");
@@ -123,7 +125,19 @@ async function manyAtOnce(count) {
     collectGarbage();
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = process.memoryUsage().rss;
-    return { count, errors, allRunningMs, before, peak, after, emulatorBefore, emulatorPeak, emulatorAfter: rssOf(child.pid), loadBefore, loadAtPeak };
+    return {
+      count,
+      errors,
+      allRunningMs,
+      before,
+      peak,
+      after,
+      emulatorBefore,
+      emulatorPeak,
+      emulatorAfter: rssOf(child.pid),
+      loadBefore,
+      loadAtPeak,
+    };
   } finally {
     await stopEmulatorProcess(child);
   }

@@ -31,7 +31,8 @@ export interface KubernetesDriverOptions {
   /** Whether a NetworkPolicy of this sandbox exists (deleted with it). */
   readonly ownsNetworkPolicy: boolean;
   /**
-   * Which path commands take (ADR 0051): `"start"` (default) through the sbx agent, started by the first command;
+   * Which path commands take (ADR 0051): `"start"` (default) through the sbx agent, started in the background by the
+   * first command (which runs as one exec);
    * `"warm"` through the agent once a code call started it; `"off"` one exec each.
    */
   readonly agentCommands?: "start" | "warm" | "off";
@@ -79,7 +80,9 @@ export class KubernetesDriver implements SandboxDriverV1 {
     const agentCommands = options.agentCommands ?? "start";
     this.codeAgent = {
       commands: agentCommands === "off" ? "driver" : "agent",
-      commandsStartAgent: agentCommands === "start",
+      // The first command starts the agent without waiting for it (it runs as one exec meanwhile): no create → first
+      // command pays the agent's start.
+      commandsStartAgent: agentCommands === "start" ? "background" : false,
       enforcement: {
         spawnAgent: (request) => this.spawn(request),
         newTag: newCommandTag,

@@ -43,9 +43,10 @@ export const kubernetesSettingsSchema = z
     /** More addresses the create-time egress probe must fail to reach, besides the API server's Service and the node's kubelet. Default none. */
     probeTargets: z.array(probeTargetSchema).max(16).optional(),
     /**
-     * Which path commands take (ADR 0051). `"start"` (default): through the sbx agent over one exec stream, started by
-     * the first command (an image without python3 falls back to one exec each); `"warm"`: through the agent once a code
-     * call started it; `"off"`: one `pods/exec` per command. Kills are the verified process-tree kill on every path.
+     * Which path commands take (ADR 0051). `"start"` (default): through the sbx agent over one exec stream, which the
+     * first command starts in the background (that command runs as one exec; an image without python3 stays on one
+     * exec each); `"warm"`: through the agent once a code call started it; `"off"`: one `pods/exec` per command. Kills
+     * are the verified process-tree kill on every path.
      */
     agentCommands: z.enum(["start", "warm", "off"]).optional(),
   })

@@ -287,8 +287,11 @@ export interface DriverCodeAgent {
    * `"driver"`: commands always use `spawn`. Default: `"agent"` when `enforcement` is given, else `"driver"`.
    */
   readonly commands?: "agent" | "driver";
-  /** Whether the first command starts the agent when no code call has. Default false. */
-  readonly commandsStartAgent?: boolean;
+  /**
+   * Whether the first command starts the agent when no code call has: `true` waits for it; `"background"` starts it
+   * without waiting (that command takes `spawn`, later ones the agent once it runs; ADR 0051). Default false.
+   */
+  readonly commandsStartAgent?: boolean | "background";
   /** The backend's enforcement for commands through the agent. Default none (the agent kills its own commands). */
   readonly enforcement?: DriverAgentEnforcement;
   /** How long the agent may take to say hello after its spawn, in ms. Default 30000. */
