@@ -30,20 +30,40 @@ const atOnce = sized(Number(benchArguments[1] ?? 64), 2);
 const smallLimits = { cpus: 0.1, memoryMiB: 64 };
 const mebibyte = 1024 * 1024;
 
-async function lifecycle(provider, emulator) {
-  const requestsBefore = emulator?.requestCount ?? 0;
+/** Runs commands until one runs under the sbx agent (python3 its parent): the first command started it in the background. */
+async function untilThroughAgent(sandbox) {
+  for (let attempt = 0; attempt < 300; attempt += 1) {
+    const result = await sandbox.commands.run("cat /proc/$PPID/comm 2>/dev/null || echo none");
+    if (result.stdout.trim() === "python3") return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("commands never went through the sbx agent");
+}
+
+/**
+ * Create → 10 commands → kill, timing the first command and counting the API requests of all of it; then, on the
+ * same sandbox before the kill, one warm command timed and counted once commands take their steady path (through
+ * the agent for `throughAgent`: the first command starts it in the background).
+ */
+async function lifecycle(provider, emulator, throughAgent) {
+  const count = () => emulator?.requestCount ?? 0;
+  let mark = count();
   const started = performance.now();
   const sandbox = await createSandbox(provider);
   await sandbox.commands.run("true");
   const firstCommandMs = performance.now() - started;
-  const warmRequestsBefore = emulator?.requestCount ?? 0;
+  for (let index = 0; index < 9; index += 1) await sandbox.commands.run(`echo ${index}`);
+  let lifecycleRequests = count() - mark;
+  if (throughAgent) await untilThroughAgent(sandbox);
+  mark = count();
   const warmStarted = performance.now();
   await sandbox.commands.run("true");
   const warmCommandMs = performance.now() - warmStarted;
-  const warmRequests = (emulator?.requestCount ?? 0) - warmRequestsBefore;
-  for (let index = 0; index < 8; index += 1) await sandbox.commands.run(`echo ${index}`);
+  const warmRequests = count() - mark;
+  mark = count();
   await sandbox.kill();
-  return { firstCommandMs, warmCommandMs, warmRequests, lifecycleRequests: (emulator?.requestCount ?? 0) - requestsBefore };
+  lifecycleRequests += count() - mark;
+  return { firstCommandMs, warmCommandMs, warmRequests, lifecycleRequests };
 }
 
 /** RSS of process `pid` in bytes (Linux /proc), or NaN. */
@@ -95,11 +115,15 @@ async function manyAtOnce(count) {
     await warm.kill();
     collectGarbage();
     const before = process.memoryUsage().rss;
+    const heapBefore = process.memoryUsage().heapUsed;
+    let heapPeak = heapBefore;
     const emulatorBefore = rssOf(child.pid);
     let peak = before;
     let emulatorPeak = emulatorBefore;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
+      const usage = process.memoryUsage();
+      peak = Math.max(peak, usage.rss);
+      heapPeak = Math.max(heapPeak, usage.heapUsed);
       emulatorPeak = Math.max(emulatorPeak, rssOf(child.pid));
     }, 50);
     const loadBefore = loadavg()[0];
@@ -120,12 +144,17 @@ async function manyAtOnce(count) {
     );
     const allRunningMs = performance.now() - started;
     const loadAtPeak = loadavg()[0];
-    await Promise.all(sandboxes.map((sandbox) => sandbox?.kill().catch((error) => errors.push(`kill: ${String(error)}`))));
+    const kills = sandboxes
+      .filter((sandbox) => sandbox !== undefined)
+      .map((sandbox) => sandbox.kill().catch((error) => errors.push(`kill: ${String(error)}`)));
+    await Promise.all(kills);
     clearInterval(sampler);
     collectGarbage();
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = process.memoryUsage().rss;
     return {
+      heapBefore,
+      heapPeak,
       count,
       errors,
       allRunningMs,
@@ -150,9 +179,9 @@ const docker = createDockerProvider({ image, pull: false });
 const results = { agent: [], exec: [], docker: [] };
 try {
   for (let iteration = 0; iteration < iterations; iteration += 1) {
-    results.agent.push(await lifecycle(viaAgent, emulator));
-    results.exec.push(await lifecycle(execEach, emulator));
-    results.docker.push(await lifecycle(docker, undefined));
+    results.agent.push(await lifecycle(viaAgent, emulator, true));
+    results.exec.push(await lifecycle(execEach, emulator, false));
+    results.docker.push(await lifecycle(docker, undefined, false));
   }
 } finally {
   await emulator.stop();
@@ -191,7 +220,7 @@ const many = await manyAtOnce(atOnce);
 const inMiB = (bytes) => (bytes / mebibyte).toFixed(1);
 console.log(
   `${many.count} sandboxes at once: ${many.errors.length} errors, all running a command after ${(many.allRunningMs / 1000).toFixed(1)} s; ` +
-    `host RSS (this process) before ${inMiB(many.before)} MiB, peak ${inMiB(many.peak)} MiB, after ${inMiB(many.after)} MiB, growth at peak ${inMiB(many.peak - many.before)} MiB; ` +
+    `host RSS (this process) before ${inMiB(many.before)} MiB, peak ${inMiB(many.peak)} MiB, after ${inMiB(many.after)} MiB, growth at peak ${inMiB(many.peak - many.before)} MiB (V8 heap used ${inMiB(many.heapBefore)} → peak ${inMiB(many.heapPeak)} MiB); ` +
     `emulator process RSS before ${inMiB(many.emulatorBefore)} MiB, peak ${inMiB(many.emulatorPeak)} MiB, after ${inMiB(many.emulatorAfter)} MiB; ` +
     `load average ${many.loadBefore.toFixed(1)} before, ${many.loadAtPeak.toFixed(1)} at peak`,
 );
