@@ -106,10 +106,13 @@ const benches: readonly BenchSmoke[] = [
   {
     file: "kubernetes-bench.mjs",
     lines: [
-      new RegExp(String.raw`\| create → first command, median ms +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
-      new RegExp(String.raw`\| warm command, median ms +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
-      new RegExp(String.raw`^API requests per lifecycle \(create → 10 commands → kill\): agent ${NUMBER}, exec per command ${NUMBER}$`, "m"),
-      new RegExp(String.raw`^API requests per warm command: agent ${NUMBER}, exec per command ${NUMBER}$`, "m"),
+      new RegExp(
+        String.raw`\| k8s, agent: start \(default\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`,
+      ),
+      new RegExp(String.raw`\| k8s, agent: background +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(
+        String.raw`\| k8s, exec per command \(off\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`,
+      ),
       new RegExp(
         String.raw`^2 sandboxes at once: 0 errors, .* growth at peak -?${NUMBER} MiB \(V8 heap used ${NUMBER} → peak ${NUMBER} MiB\); emulator process RSS before ${NUMBER} MiB`,
         "m",

@@ -31,11 +31,11 @@ export interface KubernetesDriverOptions {
   /** Whether a NetworkPolicy of this sandbox exists (deleted with it). */
   readonly ownsNetworkPolicy: boolean;
   /**
-   * Which path commands take (ADR 0051): `"start"` (default) through the sbx agent, started in the background by the
-   * first command (which runs as one exec);
+   * Which path commands take (ADR 0051): `"start"` (default) through the sbx agent, started by the first command;
+   * `"background"` the same, the first command not waiting for the agent (it runs as one exec);
    * `"warm"` through the agent once a code call started it; `"off"` one exec each.
    */
-  readonly agentCommands?: "start" | "warm" | "off";
+  readonly agentCommands?: "start" | "background" | "warm" | "off";
 }
 
 /** How long `destroy` waits for the Pod object to disappear after the delete, in ms. */
@@ -80,9 +80,7 @@ export class KubernetesDriver implements SandboxDriverV1 {
     const agentCommands = options.agentCommands ?? "start";
     this.codeAgent = {
       commands: agentCommands === "off" ? "driver" : "agent",
-      // The first command starts the agent without waiting for it (it runs as one exec meanwhile): no create → first
-      // command pays the agent's start.
-      commandsStartAgent: agentCommands === "start" ? "background" : false,
+      commandsStartAgent: agentCommands === "start" || (agentCommands === "background" ? "background" : false),
       enforcement: {
         spawnAgent: (request) => this.spawn(request),
         newTag: newCommandTag,

@@ -44,11 +44,12 @@ export const kubernetesSettingsSchema = z
     probeTargets: z.array(probeTargetSchema).max(16).optional(),
     /**
      * Which path commands take (ADR 0051). `"start"` (default): through the sbx agent over one exec stream, which the
-     * first command starts in the background (that command runs as one exec; an image without python3 stays on one
-     * exec each); `"warm"`: through the agent once a code call started it; `"off"`: one `pods/exec` per command. Kills
-     * are the verified process-tree kill on every path.
+     * first command starts and waits for (an image without python3 stays on one exec each); `"background"`: the first
+     * command starts the agent without waiting and runs as one exec, later ones take the agent once it runs; `"warm"`:
+     * through the agent once a code call started it; `"off"`: one `pods/exec` per command. Kills are the verified
+     * process-tree kill on every path.
      */
-    agentCommands: z.enum(["start", "warm", "off"]).optional(),
+    agentCommands: z.enum(["start", "background", "warm", "off"]).optional(),
   })
   .strict();
 
@@ -69,7 +70,7 @@ export interface ResolvedKubernetesSettings {
   readonly runAsUser: number;
   readonly createTimeoutMs: number;
   readonly probeTargets: readonly string[];
-  readonly agentCommands: "start" | "warm" | "off";
+  readonly agentCommands: "start" | "background" | "warm" | "off";
 }
 
 /** Validates provider settings; throws `InvalidArgumentError` naming the field (`settings.namespace`). */

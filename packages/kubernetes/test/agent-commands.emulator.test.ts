@@ -58,15 +58,27 @@ describe("kubernetes commands through the sbx agent (kube emulator)", () => {
   it("runs commands through the agent with no exec upgrade each, and stays there", async (context) => {
     if (!shared.emulator) return context.skip(shared.unavailable);
     await using sandbox = await createSandbox(provider(), { limits: { cpus: 0.5, memoryMiB: 128 } });
-    const first = await sandbox.commands.run("echo $PPID");
-    // The first command ran as one exec (its parent is outside the Pod's pid namespace) and started the agent.
-    expect(first.stdout).toBe("0\n");
-    const agentProcess = await untilThroughAgent(sandbox);
+    const first = await sandbox.commands.run("echo $PPID; cat /proc/$PPID/comm");
+    // The first command started the agent and ran through it.
+    expect(first.stdout).toMatch(/^[1-9]\d*\npython3\n$/);
+    const agentProcess = first.stdout.split("\n")[0]!;
     const before = shared.emulator.execCount;
     for (let index = 0; index < 10; index++) {
       const result = await sandbox.commands.run(`echo ${index}; echo $PPID`);
       expect(result.stdout).toBe(`${index}\n${agentProcess}\n`);
     }
+    expect(shared.emulator.execCount - before).toBe(0);
+  });
+
+  it("with agentCommands background, the first command runs as one exec and starts the agent; later ones take it", async (context) => {
+    if (!shared.emulator) return context.skip(shared.unavailable);
+    await using sandbox = await createSandbox(provider({ agentCommands: "background" }), { limits: { cpus: 0.5, memoryMiB: 128 } });
+    const first = await sandbox.commands.run("echo $PPID");
+    // Its parent is outside the Pod's pid namespace: an exec, not the agent.
+    expect(first.stdout).toBe("0\n");
+    await untilThroughAgent(sandbox);
+    const before = shared.emulator.execCount;
+    expect((await sandbox.commands.run("echo through")).stdout).toBe("through\n");
     expect(shared.emulator.execCount - before).toBe(0);
   });
 
