@@ -264,8 +264,9 @@ export interface DriverAgentEnforcement {
   /** The backend's lost-sandbox error when the sandbox is gone (asked after a failure), else undefined. */
   lostError(cause?: unknown): Promise<Error | undefined>;
   /**
-   * For a backend that kills by process id instead of audit tag (ADR 0051): core then sends no tag to the agent and
-   * reports each command's process id here under its tag (`started`) and its end (`ended`). Default none.
+   * For a backend that kills by process id instead of audit tag (ADR 0051): core then sends no tag to the agent (the
+   * command's shell becomes a child subreaper instead) and reports each command's process id here under its tag
+   * (`started`) and its end (`ended`). Default none.
    */
   readonly commandProcesses?: {
     /** The agent started the command tagged `tag` as process `processId` (its own session's leader). */
