@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every benchmark in this folder, one after another (they share the machine; run them alone).
 // Each reports medians, p95 and ratios against a baseline measured in the same run: machines are noisy.
-// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|modal|fake|agent|pool|ports] [--smoke])
+// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|modal|fake|agent|pool|ports|kubernetes] [--smoke])
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +17,7 @@ const benches = [
   { name: "modal", file: "modal-bench.mjs" },
   { name: "pool", file: "pool-bench.mjs" },
   { name: "ports", file: "ports-bench.mjs" },
+  { name: "kubernetes", file: "kubernetes-bench.mjs" },
 ].filter((bench) => !only || bench.name === only);
 
 let failed = 0;

@@ -114,6 +114,23 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "kubernetes-bench.mjs",
+    lines: [
+      new RegExp(
+        String.raw`\| k8s, agent: start \(default\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`,
+      ),
+      new RegExp(String.raw`\| k8s, agent: background +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(
+        String.raw`\| k8s, exec per command \(off\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`,
+      ),
+      new RegExp(
+        String.raw`^2 sandboxes at once: 0 errors, .* growth at peak -?${NUMBER} MiB \(V8 heap used ${NUMBER} → peak ${NUMBER} MiB\); emulator process RSS before ${NUMBER} MiB`,
+        "m",
+      ),
+    ],
+    docker: true,
+  },
+  {
     file: "docker-attacks.mjs",
     lines: [/\{"attack":"apparmor-audit","enforcement":"[^"]+"\}/],
     docker: true,

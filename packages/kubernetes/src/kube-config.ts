@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, Exec, KubeConfig, NetworkingV1Api, VersionApi } from "@kubernetes/client-node";
+import { CoreV1Api, Exec, KubeConfig, NetworkingV1Api, VersionApi, Watch } from "@kubernetes/client-node";
 import type { KubernetesClients } from "./kubernetes-driver.js";
 import type { ResolvedKubernetesSettings } from "./kubernetes-settings.js";
 
@@ -19,7 +19,7 @@ export function whyNoKubeconfig(settings: ResolvedKubernetesSettings, environmen
 }
 
 /** Loads the configuration (throws when the context does not exist) and makes the clients. */
-export function loadClients(settings: ResolvedKubernetesSettings): KubernetesClients & { version: VersionApi; config: KubeConfig } {
+export function loadClients(settings: ResolvedKubernetesSettings): KubernetesClients & { version: VersionApi; config: KubeConfig; watch: Watch } {
   const config = new KubeConfig();
   if (settings.kubeconfig) config.loadFromString(settings.kubeconfig);
   else if (settings.kubeconfigPath) config.loadFromFile(settings.kubeconfigPath);
@@ -34,5 +34,6 @@ export function loadClients(settings: ResolvedKubernetesSettings): KubernetesCli
     networking: config.makeApiClient(NetworkingV1Api),
     version: config.makeApiClient(VersionApi),
     exec: new Exec(config),
+    watch: new Watch(config),
   };
 }

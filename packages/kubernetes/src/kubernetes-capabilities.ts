@@ -4,7 +4,11 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * What the Kubernetes adapter declares (ADR 0048). The one manifest of this backend: core's table of first-party
  * backends is generated from it (scripts/generate-first-party-backends.mjs).
  * - STATEFUL_CODE, RICH_RESULTS: the sbx agent, which core carries over a `pods/exec` stream (the driver's `codeAgent`).
- * - BACKGROUND_COMMANDS, STDIN: one `pods/exec` per command, stdin half-closed with `v5.channel.k8s.io`.
+ * - BACKGROUND_COMMANDS, STDIN: commands through the agent over that stream (stdin closed by the agent, so on v4 too),
+ *   or one `pods/exec` each (`agentCommands: "off"`, stdin half-closed with `v5.channel.k8s.io`); killed by process id
+ *   with the verified tree kill (ADR 0051).
+ * - PTY: a pseudo-terminal the agent allocates in the Pod, its processes killed like a command's (ADR 0051).
+ * - FILE_WATCH: inotify in the Pod, through the agent (ADR 0049, ADR 0051).
  * - RECONNECT: `connectSandbox("k8s://", id)` finds the Pod by name and label.
  * - RESOURCE_LIMITS: CPU and memory as Pod requests equal to limits; a pids limit is refused (Kubernetes has no per-Pod one).
  * - EGRESS_ALLOWLIST off: egress is all or nothing (a deny-all NetworkPolicy, proven enforced at create); an allowlist is refused.
@@ -17,5 +21,7 @@ export const KUBERNETES_CAPABILITIES = defineCapabilities({
   STDIN: true,
   RECONNECT: true,
   RESOURCE_LIMITS: true,
+  FILE_WATCH: true,
+  PTY: true,
   languages: ["python"],
 });

@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { CoreV1Api, Exec, NetworkingV1Api } from "@kubernetes/client-node";
-import { ProviderError, type SbxError } from "@sbx/core";
+import { ProviderError, SandboxNotFoundError, type SbxError } from "@sbx/core";
 import {
-  KILL_PROCESS_TREE_SCRIPT,
   type DriverAudit,
   type DriverCodeAgent,
   type ProbeAnswer,
@@ -14,6 +13,8 @@ import { KUBERNETES_WORKSPACE, objectNameOf, SANDBOX_CONTAINER } from "./kuberne
 import { mapKubernetesError, statusCodeOf } from "./map-kubernetes-error.js";
 import { openPodExec, type PodExec } from "./pod-exec.js";
 import { killInvocation, spawnInvocation } from "./spawn-header.js";
+import { CommandProcesses, killNotVerifiedError, newCommandTag } from "./command-processes.js";
+import { KILL_NOT_VERIFIED_EXIT_CODE, VERIFIED_KILL_SCRIPT, verifiedKillArgv } from "./verified-kill.js";
 
 /** The clients a driver uses. */
 export interface KubernetesClients {
@@ -29,6 +30,12 @@ export interface KubernetesDriverOptions {
   readonly audit: DriverAudit;
   /** Whether a NetworkPolicy of this sandbox exists (deleted with it). */
   readonly ownsNetworkPolicy: boolean;
+  /**
+   * Which path commands take (ADR 0051): `"start"` (default) through the sbx agent, started by the first command;
+   * `"background"` the same, the first command not waiting for the agent (it runs as one exec);
+   * `"warm"` through the agent once a code call started it; `"off"` one exec each.
+   */
+  readonly agentCommands?: "start" | "background" | "warm" | "off";
 }
 
 /** How long `destroy` waits for the Pod object to disappear after the delete, in ms. */
@@ -38,17 +45,23 @@ const POD_GONE_BOUND_MS = 10_000;
 const FINISHED_PHASES = new Set(["Succeeded", "Failed"]);
 
 /**
- * One sandbox Pod as an sbx driver (ADR 0048): every process is one `pods/exec` stream (command and environment sent
- * on stdin, not in the URL); kills run the process-tree kill in the Pod by the recorded process id; `probe` reads the
- * Pod's phase. Files are core's defaults over `spawn`; code and rich results are the sbx agent, which core carries
- * over one `spawn` (`codeAgent`).
+ * One sandbox Pod as an sbx driver (ADR 0048, ADR 0051): every process it spawns is one `pods/exec` stream (command
+ * and environment sent on stdin, not in the URL); core carries the sbx agent over one such stream (`codeAgent`), and
+ * commands, files, code, terminals and file watching go through it; kills run the verified process-tree kill in the
+ * Pod by the process id (recorded in the Pod for an exec, reported by the agent for its commands); `probe` reads the
+ * Pod's phase.
  */
 export class KubernetesDriver implements SandboxDriverV1 {
   readonly id: string;
   readonly workspace = KUBERNETES_WORKSPACE;
   readonly audit: DriverAudit;
-  /** Core starts the sbx agent through `spawn` for code; commands stay one exec each. */
-  readonly codeAgent: DriverCodeAgent = { commands: "driver" };
+  /**
+   * The sbx agent, started through `spawn` (one exec that stays open): code, rich results, terminals and file watching,
+   * and commands unless `agentCommands` is `"off"`, each killed by its process id with the verified tree kill (ADR 0051).
+   */
+  readonly codeAgent: DriverCodeAgent;
+  /** The agent's commands by tag, and their kill. */
+  readonly commandProcesses: CommandProcesses;
   private destroyed: Promise<void> | undefined;
   private readonly podName: string;
 
@@ -59,6 +72,63 @@ export class KubernetesDriver implements SandboxDriverV1 {
     this.id = options.sandboxId;
     this.audit = options.audit;
     this.podName = objectNameOf(options.sandboxId);
+    this.commandProcesses = new CommandProcesses({
+      sandboxId: options.sandboxId,
+      killTree: (processId) => this.killTree(processId),
+      endSandbox: (reason) => this.endSandbox(reason),
+    });
+    const agentCommands = options.agentCommands ?? "start";
+    this.codeAgent = {
+      commands: agentCommands === "off" ? "driver" : "agent",
+      commandsStartAgent: agentCommands === "start" || (agentCommands === "background" ? "background" : false),
+      enforcement: {
+        spawnAgent: (request) => this.spawn(request),
+        newTag: newCommandTag,
+        killTagged: this.commandProcesses.killTagged,
+        // The Pod's cgroup counter is not read: a SIGKILL sbx did not send reports `outOfMemoryKilled: null` (unknown).
+        outOfMemoryKilled: () => Promise.resolve(null),
+        lostError: (cause) => this.lostError(cause),
+        commandProcesses: { started: this.commandProcesses.started, ended: this.commandProcesses.ended },
+      },
+    };
+  }
+
+  /** The lost-sandbox error when the Pod is gone, else undefined (asked by core after a failure or an unexplained SIGKILL). */
+  private async lostError(cause?: unknown): Promise<Error | undefined> {
+    if ((await this.probe()) !== "gone") return undefined;
+    return new SandboxNotFoundError({ backend: "k8s", sandboxId: this.id, cause, message: `The sandbox's Pod is gone (sandbox ${this.id}).` });
+  }
+
+  /** Ends the sandbox after a kill that could not be verified (as Docker does) and returns the error to report. */
+  private async endSandbox(reason: string): Promise<Error> {
+    await this.destroy().catch(() => {});
+    return new SandboxNotFoundError({ backend: "k8s", sandboxId: this.id, message: `The sandbox was ended: ${reason} (sandbox ${this.id}).` });
+  }
+
+  /**
+   * The verified process-tree kill of `processId` in a separate exec (no stdin). Survivors end the sandbox; the Pod
+   * being deleted by sbx counts as killed (its deletion ends everything).
+   */
+  private async killTree(processId: number): Promise<void> {
+    if (this.destroyed) return;
+    const stderr: Uint8Array[] = [];
+    let code: number;
+    try {
+      const killer = await this.openExec(
+        verifiedKillArgv(processId),
+        () => {},
+        (chunk) => stderr.push(chunk),
+        false,
+      );
+      code = await killer.exitCode;
+    } catch (error) {
+      if (this.destroyed) return;
+      throw (await this.lostError(error)) ?? this.failure(error, "kill a command");
+    }
+    if (code === 0 || this.destroyed) return;
+    const detail = Buffer.concat(stderr).toString("utf8");
+    if (code === KILL_NOT_VERIFIED_EXIT_CODE) throw await this.endSandbox(`a command's processes survived the kill: ${detail.slice(0, 300)}`);
+    throw killNotVerifiedError(this.id, `exit ${code}: ${detail}`);
   }
 
   /** The API clients, for the adapter's escape hatch (outside the portable contract). */
@@ -124,7 +194,7 @@ export class KubernetesDriver implements SandboxDriverV1 {
         let code: number;
         try {
           const killer = await this.openExec(
-            killInvocation(spawnId, KILL_PROCESS_TREE_SCRIPT),
+            killInvocation(spawnId, VERIFIED_KILL_SCRIPT),
             () => {},
             (chunk) => stderr.push(chunk),
             false,
@@ -134,12 +204,10 @@ export class KubernetesDriver implements SandboxDriverV1 {
           if (exited || this.destroyed) return;
           throw this.failure(error, "kill a command");
         }
-        if (code !== 0 && !exited) {
-          throw new ProviderError({
-            backend: "k8s",
-            message: `The process-tree kill in the Pod exited ${code} (sandbox ${this.id}): ${Buffer.concat(stderr).toString("utf8").slice(0, 500)}`,
-          });
-        }
+        if (code === 0 || exited || this.destroyed) return;
+        const detail = Buffer.concat(stderr).toString("utf8");
+        if (code === KILL_NOT_VERIFIED_EXIT_CODE) throw await this.endSandbox(`a command's processes survived the kill: ${detail.slice(0, 300)}`);
+        throw killNotVerifiedError(this.id, `exit ${code}: ${detail}`);
       })();
       return killing;
     };

@@ -315,7 +315,16 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         } catch (error) {
           throw mapKubernetesError(error, { operation: "create the sandbox Pod" });
         }
-        const pod = await waitForPodRunning({ core: api.core, namespace, podName: name, image, timeoutMs: resolved.createTimeoutMs, signal });
+        const pod = await waitForPodRunning({
+          core: api.core,
+          watch: api.watch,
+          namespace,
+          podName: name,
+          labelSelector: `${SANDBOX_ID_LABEL}=${sandboxId}`,
+          image,
+          timeoutMs: resolved.createTimeoutMs,
+          signal,
+        });
         const notes: string[] = [
           `namespace ${namespace}; Pod ${name}; node address ${pod.status?.hostIP ?? "unknown"}.`,
           "All I/O transits the Kubernetes API server (pods/exec).",
@@ -358,7 +367,7 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
           notes,
         };
         throwIfAborted(signal, "k8s");
-        return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: denyEgress });
+        return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: denyEgress, agentCommands: resolved.agentCommands });
       } catch (error) {
         await deleteQuietly(api, namespace, name);
         throw error;
@@ -409,7 +418,13 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         },
         notes: [`Connected to an existing Pod ${name} in namespace ${namespace}; its policies are read back from the API.`],
       };
-      return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: policy !== undefined });
+      return new KubernetesDriver(api, {
+        sandboxId,
+        namespace,
+        audit,
+        ownsNetworkPolicy: policy !== undefined,
+        agentCommands: resolved.agentCommands,
+      });
     },
   };
   registerBackendManifest({

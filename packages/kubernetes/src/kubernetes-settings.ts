@@ -42,6 +42,14 @@ export const kubernetesSettingsSchema = z
     createTimeoutMs: z.number().int().min(1_000).max(3_600_000).optional(),
     /** More addresses the create-time egress probe must fail to reach, besides the API server's Service and the node's kubelet. Default none. */
     probeTargets: z.array(probeTargetSchema).max(16).optional(),
+    /**
+     * Which path commands take (ADR 0051). `"start"` (default): through the sbx agent over one exec stream, which the
+     * first command starts and waits for (an image without python3 stays on one exec each); `"background"`: the first
+     * command starts the agent without waiting and runs as one exec, later ones take the agent once it runs; `"warm"`:
+     * through the agent once a code call started it; `"off"`: one `pods/exec` per command. Kills are the verified
+     * process-tree kill on every path.
+     */
+    agentCommands: z.enum(["start", "background", "warm", "off"]).optional(),
   })
   .strict();
 
@@ -62,6 +70,7 @@ export interface ResolvedKubernetesSettings {
   readonly runAsUser: number;
   readonly createTimeoutMs: number;
   readonly probeTargets: readonly string[];
+  readonly agentCommands: "start" | "background" | "warm" | "off";
 }
 
 /** Validates provider settings; throws `InvalidArgumentError` naming the field (`settings.namespace`). */
@@ -80,5 +89,6 @@ export function parseKubernetesSettings(settings: unknown): ResolvedKubernetesSe
     runAsUser: data.runAsUser ?? 1000,
     createTimeoutMs: data.createTimeoutMs ?? 120_000,
     probeTargets: data.probeTargets ?? [],
+    agentCommands: data.agentCommands ?? "start",
   };
 }

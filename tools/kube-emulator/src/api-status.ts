@@ -5,10 +5,11 @@
 import type { ServerResponse } from "node:http";
 
 /** The `reason` values the emulator uses, as the real API server spells them. */
-export type StatusReason = "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "BadRequest" | "MethodNotAllowed" | "Forbidden";
+export type StatusReason =
+  "NotFound" | "AlreadyExists" | "Conflict" | "Gone" | "Invalid" | "BadRequest" | "MethodNotAllowed" | "Forbidden" | "Expired";
 
 /** A failure `Status` object (`kind: Status`, `status: Failure`). */
-export function failureStatus(options: { code: number; reason: StatusReason; message: string; name?: string; kind?: string }) {
+export function failureStatus(options: { code: number; reason: StatusReason; message: string; name?: string; kind?: string; group?: string }) {
   return {
     kind: "Status",
     apiVersion: "v1",
@@ -16,7 +17,7 @@ export function failureStatus(options: { code: number; reason: StatusReason; mes
     status: "Failure",
     message: options.message,
     reason: options.reason,
-    details: options.name === undefined ? undefined : { name: options.name, kind: options.kind },
+    details: options.name === undefined ? undefined : { name: options.name, ...(options.group ? { group: options.group } : {}), kind: options.kind },
     code: options.code,
   };
 }

@@ -1,10 +1,11 @@
 /**
  * A local Kubernetes API server emulator, so the unmodified `@kubernetes/client-node` runs offline: `/version`,
- * Namespaces (get), Pods and NetworkPolicies (create, get, list with label selectors, delete; `resourceVersion`;
- * 404/409 `Status` objects), Events (list by `involvedObject.name`), and `pods/exec` over WebSocket. Every Pod is one
+ * Namespaces (get), Pods and NetworkPolicies (create, get, list with label selectors, watch, delete;
+ * `resourceVersion`; 404/409/410 `Status` objects), Events (list by `involvedObject.name`), and `pods/exec` over
+ * WebSocket. Every Pod is one
  * real Docker container (see `pod-container.ts`); a NetworkPolicy selecting a Pod and denying egress puts its
  * container on no network, unless the emulator is switched to accept policies without enforcing them, as a cluster
- * whose network plugin ignores NetworkPolicy does. Not emulated: watch, patch, admission, garbage collection.
+ * whose network plugin ignores NetworkPolicy does. Not emulated: patch, admission, garbage collection.
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -17,6 +18,7 @@ import { failureStatus, sendFailure, sendJson } from "./api-status.js";
 import { chooseExecProtocol, serveExec } from "./exec-websocket.js";
 import { matchesLabels, matchLabelsSelects, parseLabelSelector } from "./label-selector.js";
 import { AlreadyExistsError, createResourceVersionClock, ObjectStore, type StoredObject } from "./object-store.js";
+import { serveWatch } from "./watch-stream.js";
 import { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, startNodeContainer, startPodContainer } from "./pod-container.js";
 import type { NetworkPolicyObject, PodObject } from "./pod-types.js";
 
@@ -72,8 +74,14 @@ export interface KubeEmulator {
   getPod(namespace: string, name: string): PodObject | undefined;
   /** The node running the Pod vanishes: its container is removed and the Pod object with it, as the node controller would end. */
   loseNode(namespace: string, name: string): Promise<void>;
-  /** API requests served so far (HTTP requests and exec upgrades), for benchmarks. */
+  /** API requests served so far (HTTP requests, watches and exec upgrades), for benchmarks. */
   readonly requestCount: number;
+  /** Exec upgrades served so far (a subset of `requestCount`), for benchmarks. */
+  readonly execCount: number;
+  /** Drops every kept change, as etcd's compaction does: a watch from any earlier resourceVersion gets 410 Expired. */
+  compact(): void;
+  /** The next `count` watches get 410 Expired whatever their resourceVersion (to test a client's re-list). */
+  expireNextWatches(count: number): void;
   /** Removes every container, the node and the network it created, and closes the server. Idempotent. */
   stop(): Promise<void>;
 }
@@ -134,6 +142,8 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   const containers = new Map<string, Docker.Container>();
   const deadlines = new Map<string, NodeJS.Timeout>();
   let requestCount = 0;
+  let execCount = 0;
+  let watchesToExpire = 0;
   let stopped = false;
 
   const podKey = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -358,12 +368,28 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     const store = podMatch ? pods : policies;
     const kind = podMatch ? "Pod" : "NetworkPolicy";
     const apiVersion = podMatch ? "v1" : "networking.k8s.io/v1";
+    // Status details name the API group of a non-core kind, as the real server's do.
+    const group = podMatch ? undefined : "networking.k8s.io";
     if (name === undefined && method === "GET") {
       let requirements;
       try {
         requirements = parseLabelSelector(url.searchParams.get("labelSelector"));
       } catch (error) {
         return sendFailure(response, { code: 400, reason: "BadRequest", message: (error as Error).message });
+      }
+      if (url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1") {
+        const forceExpired = watchesToExpire > 0;
+        if (forceExpired) watchesToExpire -= 1;
+        const watch = {
+          namespace,
+          requirements,
+          resourceVersion: url.searchParams.get("resourceVersion"),
+          timeoutSeconds: url.searchParams.get("timeoutSeconds"),
+          forceExpired,
+        };
+        if (podMatch) serveWatch(response, pods, watch);
+        else serveWatch(response, policies, watch);
+        return;
       }
       const items = store.list(namespace).filter((object) => matchesLabels(requirements, object.metadata.labels));
       return sendJson(response, 200, listOf(`${kind}List`, apiVersion, items, clock.current()));
@@ -380,11 +406,9 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
       if (podMatch && !Array.isArray((body as PodObject).spec?.containers))
         return sendFailure(response, { code: 422, reason: "Invalid", message: "Pod is invalid: spec.containers: Required value" });
       try {
-        const created = store.create(namespace, { ...body, kind, apiVersion } as PodObject & NetworkPolicyObject);
-        if (podMatch) {
-          (created as PodObject).status = { phase: "Pending" };
-          void runPod(created as PodObject).catch(() => {});
-        }
+        const created = store.create(namespace, { ...body, kind, apiVersion, ...(podMatch ? { status: { phase: "Pending" } } : {}) } as PodObject &
+          NetworkPolicyObject);
+        if (podMatch) void runPod(created as PodObject).catch(() => {});
         return sendJson(response, 201, created);
       } catch (error) {
         if (error instanceof AlreadyExistsError)
@@ -394,6 +418,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
             message: error.message,
             name: body.metadata.name,
             kind: store.resource,
+            group,
           });
         throw error;
       }
@@ -401,14 +426,27 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     if (name !== undefined && method === "GET") {
       const object = store.get(namespace, name);
       if (!object)
-        return sendFailure(response, { code: 404, reason: "NotFound", message: `${store.resource} "${name}" not found`, name, kind: store.resource });
+        return sendFailure(response, {
+          code: 404,
+          reason: "NotFound",
+          message: `${store.resource} "${name}" not found`,
+          name,
+          kind: store.resource,
+          group,
+        });
       return sendJson(response, 200, object);
     }
     if (name !== undefined && method === "DELETE") {
       const removed = podMatch ? await removePod(namespace, name) : policies.delete(namespace, name);
       if (!removed)
-        return sendFailure(response, { code: 404, reason: "NotFound", message: `${store.resource} "${name}" not found`, name, kind: store.resource });
-      removed.metadata.deletionTimestamp = new Date().toISOString();
+        return sendFailure(response, {
+          code: 404,
+          reason: "NotFound",
+          message: `${store.resource} "${name}" not found`,
+          name,
+          kind: store.resource,
+          group,
+        });
       return sendJson(response, 200, removed);
     }
     return sendFailure(response, {
@@ -431,6 +469,7 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
   });
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     requestCount += 1;
+    execCount += 1;
     socket.on("error", () => {});
     const refuse = (code: number, text: string) => {
       socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
@@ -485,6 +524,16 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
     },
     get requestCount() {
       return requestCount;
+    },
+    get execCount() {
+      return execCount;
+    },
+    compact: () => {
+      pods.compact();
+      policies.compact();
+    },
+    expireNextWatches: (count) => {
+      watchesToExpire = count;
     },
     stop: () => {
       stopping ??= (async () => {

@@ -55,6 +55,23 @@ export interface AgentCommandEnforcement {
   lostError(cause?: unknown): Promise<Error | undefined>;
   /** Variables every command gets beneath its own (Docker: the egress proxy's). Default none. */
   readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * For a backend that cannot tag processes (a Pod cannot rely on writing `/proc/self/loginuid`): its `killTagged`
+   * kills by the command's process id instead (ADR 0051). With this member, core sends no tag to the agent (it asks
+   * for `subreaper` instead: the command's shell becomes a child subreaper, so its orphans stay in its tree while it
+   * lives), does not require the agent's `command_tags`, and tells the backend each command's process id (the
+   * command's shell, leader of its own session, as the agent reported it in `spawned`) under the command's tag, and
+   * when the command has ended (its tag is then never killed). Default none: audit tags.
+   */
+  readonly commandProcesses?: CommandProcessRecord;
+}
+
+/** Where a backend that kills by process id keeps each command's process id (`AgentCommandEnforcement.commandProcesses`). */
+export interface CommandProcessRecord {
+  /** The agent started the command tagged `tag` as process `processId`. */
+  started(tag: string, processId: number): void;
+  /** The command tagged `tag` has ended (its exit is settled): forget it. */
+  ended(tag: string): void;
 }
 
 /** A run's extra beyond `CodeRequest`: an output limit for this run. */

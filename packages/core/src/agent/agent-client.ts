@@ -74,7 +74,9 @@ export class SandboxAgentClient {
    */
   get commandsReady(): boolean {
     if (!this.warm) return false;
-    return !this.settings.enforcement || this.session!.hello?.command_tags === true;
+    const enforcement = this.settings.enforcement;
+    // A backend that kills by process id (ADR 0051) needs no audit tag, so any running agent qualifies.
+    return !enforcement || enforcement.commandProcesses !== undefined || this.session!.hello?.command_tags === true;
   }
 
   /** The running session, or a new one (one start at a time; a failed start is not cached). */

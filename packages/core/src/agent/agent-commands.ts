@@ -73,6 +73,7 @@ class AgentCommand {
         try {
           if (header.type === "spawned") {
             this.spawned = true;
+            if (this.tag) this.enforcement?.commandProcesses?.started(this.tag, Number(header.pid));
             this.session.heartbeat.commandStarted();
             resolve();
           } else if (header.type === "stdout") request.onStdout(body);
@@ -106,7 +107,10 @@ class AgentCommand {
         cwd: request.cwd,
         env: environment,
         stdin: request.stdin,
-        ...(this.tag ? { tag: this.tag } : {}),
+        // A backend that kills by process id sends no tag (the command sets no loginuid) but makes the command's shell a
+        // child subreaper, so its orphans stay in the tree its kill walks (ADR 0051).
+        ...(this.tag && !this.enforcement?.commandProcesses ? { tag: this.tag } : {}),
+        ...(this.enforcement?.commandProcesses ? { subreaper: true } : {}),
         ...(terminal ? { terminal: { cols: terminal.cols, rows: terminal.rows } } : {}),
       };
       this.id = this.session.request(null, header, { onFrame, fail });
@@ -131,6 +135,7 @@ class AgentCommand {
     if (this.settled) return;
     this.settled = true;
     if (this.spawned) this.session.heartbeat.commandEnded();
+    if (this.tag) this.enforcement?.commandProcesses?.ended(this.tag);
     if ("value" in outcome) this.resolveExit(outcome.value);
     else this.rejectExit(outcome.error);
   }

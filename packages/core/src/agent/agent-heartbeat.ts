@@ -14,8 +14,8 @@ export interface HeartbeatSession {
 }
 
 /**
- * The agent's heartbeat while commands run through it: pinged every 2 s, an agent that leaves a ping unanswered for
- * 10 s (stopped from inside, hung) is killed, so its commands fail typed instead of waiting forever for an exit report
+ * The agent's heartbeat while commands run through it: pinged every 2 s, an agent that leaves a ping unanswered and
+ * sends nothing else for 10 s (stopped from inside, hung) is killed, so its commands fail typed instead of waiting forever for an exit report
  * that cannot come. Code runs need none: their own deadline watches them. The one periodic timer of the agent client.
  */
 export class AgentHeartbeat {
@@ -39,6 +39,15 @@ export class AgentHeartbeat {
   commandEnded(): void {
     this.liveCommands = Math.max(0, this.liveCommands - 1);
     if (this.liveCommands === 0) this.stop();
+  }
+
+  /**
+   * A frame came from the agent: it is running (a stopped or hung agent sends nothing), so the unanswered ping's
+   * 10 s start again (ADR 0051). Its answer may be queued behind megabytes of a command's output on a slow stream (a
+   * Pod's exec through the API server): without this the agent was killed in the middle of a large transfer.
+   */
+  heard(): void {
+    if (this.unansweredSince !== undefined) this.unansweredSince = Date.now();
   }
 
   /** Stops the heartbeat (the session ended, or no command runs). */

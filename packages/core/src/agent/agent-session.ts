@@ -67,6 +67,7 @@ export class AgentSession {
       void this.abandon(`the sandbox agent broke the protocol (${error instanceof Error ? error.message : String(error)}); it was killed`);
       return;
     }
+    if (frames.length > 0) this.heartbeat.heard();
     for (const frame of frames) {
       try {
         this.dispatch(frame);

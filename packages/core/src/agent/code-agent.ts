@@ -26,9 +26,10 @@ export type CodeAgentOptions = SandboxAgentClientOptions & {
   /**
    * Whether the first command starts the agent (and waits for it) when no code call has. Default false: the agent
    * starts with the first code call, and commands use it once it runs. Either way a failed start or a dead agent
-   * leaves commands on the driver's `spawn` (they never wait for a restart).
+   * leaves commands on the driver's `spawn` (they never wait for a restart). `"background"`: the first command starts
+   * the agent without waiting for it and takes the driver's `spawn`; later commands take the agent once it runs.
    */
-  commandsStartAgent?: boolean;
+  commandsStartAgent?: boolean | "background";
 };
 
 /** The sandbox agent attached to a driver's `spawn`: the methods core uses in place of the driver's. */
@@ -61,7 +62,8 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
   const commandsThroughAgent = (options.commands ?? (options.enforcement ? "agent" : "driver")) === "agent";
   const spawn: SandboxDriverV1["spawn"] = async (request) => {
     if (!commandsThroughAgent) return driver.spawn(request);
-    if (options.commandsStartAgent && !agent.warm) await agent.startForCommands();
+    if (options.commandsStartAgent === "background" && !agent.warm) void agent.startForCommands();
+    else if (options.commandsStartAgent && !agent.warm) await agent.startForCommands();
     if (!agent.commandsReady) return driver.spawn(request);
     // Refused before the command started (no suitable agent, the agent died first): the plain path.
     return agent.spawnCommand(request).catch((error: unknown) => {

@@ -701,6 +701,24 @@ def default_interrupt():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper_libc = []
+
+
+def subreaper_setter():
+    # A backend that kills by process id instead of audit tag asks for this (adr/0051): the command's shell becomes a
+    # child subreaper (kept across exec), so while it lives a double-forked or setsid'd descendant is re-parented to it,
+    # not to PID 1, and stays in the tree the backend's kill walks. libc is loaded here, in the agent, not in the child.
+    if not _subreaper_libc:
+        _subreaper_libc.append(ctypes.CDLL(None, use_errno=True))
+    libc = _subreaper_libc[0]
+
+    def become_subreaper():
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+    return become_subreaper
+
+
 def tagged_script(tag, cwd, command):
     # The command's own shell first sets its audit tag (dumpable again after exec, it may write its own loginuid),
     # then runs the command in the same shell: one exec, `$0` and the positional parameters as with `sh -c command`.
@@ -729,6 +747,7 @@ class Command(object):
         self.close_input = False
         self.readers = {}
         self.terminal = None
+        subreaper = subreaper_setter() if request.get("subreaper") else None
         size = request.get("terminal")
         if size is not None:
             # A terminal (adr/0049): the command's stdin, stdout and stderr are one pseudo-terminal, its controlling
@@ -739,7 +758,7 @@ class Command(object):
                 set_window_size(slave, size)
                 self.process = subprocess.Popen(
                     argv, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True, close_fds=True,
-                    preexec_fn=take_controlling_terminal)
+                    preexec_fn=(lambda: (take_controlling_terminal(), subreaper())) if subreaper else take_controlling_terminal)
             except BaseException:
                 os.close(master)
                 raise
@@ -753,7 +772,7 @@ class Command(object):
                 argv,
                 env=env, stdin=subprocess.PIPE if request.get("stdin") else subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-                preexec_fn=default_interrupt)
+                preexec_fn=(lambda: (default_interrupt(), subreaper())) if subreaper else default_interrupt)
             self.stdin = self.process.stdin.fileno() if self.process.stdin else None
             streams = ((self.process.stdout.fileno(), "stdout"), (self.process.stderr.fileno(), "stderr"))
         for fd, kind in streams:

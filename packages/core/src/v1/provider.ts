@@ -309,6 +309,17 @@ export interface DriverAgentEnforcement {
   outOfMemoryKilled(): Promise<boolean | null>;
   /** The backend's lost-sandbox error when the sandbox is gone (asked after a failure), else undefined. */
   lostError(cause?: unknown): Promise<Error | undefined>;
+  /**
+   * For a backend that kills by process id instead of audit tag (ADR 0051): core then sends no tag to the agent (the
+   * command's shell becomes a child subreaper instead) and reports each command's process id here under its tag
+   * (`started`) and its end (`ended`). Default none.
+   */
+  readonly commandProcesses?: {
+    /** The agent started the command tagged `tag` as process `processId` (its own session's leader). */
+    started(tag: string, processId: number): void;
+    /** The command tagged `tag` has ended: forget it. */
+    ended(tag: string): void;
+  };
 }
 
 /**
@@ -323,8 +334,11 @@ export interface DriverCodeAgent {
    * `"driver"`: commands always use `spawn`. Default: `"agent"` when `enforcement` is given, else `"driver"`.
    */
   readonly commands?: "agent" | "driver";
-  /** Whether the first command starts the agent when no code call has. Default false. */
-  readonly commandsStartAgent?: boolean;
+  /**
+   * Whether the first command starts the agent when no code call has: `true` waits for it; `"background"` starts it
+   * without waiting (that command takes `spawn`, later ones the agent once it runs; ADR 0051). Default false.
+   */
+  readonly commandsStartAgent?: boolean | "background";
   /** The backend's enforcement for commands through the agent. Default none (the agent kills its own commands). */
   readonly enforcement?: DriverAgentEnforcement;
   /** How long the agent may take to say hello after its spawn, in ms. Default 30000. */
