@@ -144,7 +144,17 @@ export class AppleContainerDriver implements SandboxDriverV1 {
       );
       if (known === "exited") return;
       if (known === "timeout" || known === null) {
-        // No process to kill by pid: a VM already gone (the exec failed to start in it) holds nothing; else it is deleted.
+        // No process to kill by pid. An exec that failed before the launch (the VM gone, no `head`) ran nothing else:
+        // its end is enough. A VM already gone holds nothing either; otherwise the VM is deleted.
+        if (
+          known === null &&
+          (await withinTime(
+            exited.then(() => true),
+            ANNOUNCE_TIMEOUT_MS,
+            () => false,
+          ))
+        )
+          return;
         if ((await this.probe()) === "gone") return;
         return this.endSandbox("the sbx sandbox agent's exec never said which process it is");
       }
