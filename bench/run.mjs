@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every benchmark in this folder, one after another (they share the machine; run them alone).
 // Each reports medians, p95 and ratios against a baseline measured in the same run: machines are noisy.
-// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|modal|fake|agent|pool|ports|kubernetes] [--smoke])
+// Usage: npm run bench  (or: node --expose-gc bench/run.mjs [docker|e2b|modal|fake|agent|pool|ports|kubernetes|apple-container] [--smoke])
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,7 @@ const benches = [
   { name: "pool", file: "pool-bench.mjs" },
   { name: "ports", file: "ports-bench.mjs" },
   { name: "kubernetes", file: "kubernetes-bench.mjs" },
+  { name: "apple-container", file: "apple-container-bench.mjs" },
 ].filter((bench) => !only || bench.name === only);
 
 let failed = 0;

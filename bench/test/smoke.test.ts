@@ -131,6 +131,16 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "apple-container-bench.mjs",
+    lines: [
+      new RegExp(String.raw`\| create → first command, agent \(median ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| create → first command, exec per command \(median ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| warm command, agent \(median ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+      new RegExp(String.raw`\| warm command, exec per command \(median ms\) +\| ${NUMBER} +\| ${NUMBER} +\| ${NUMBER} +\|`),
+    ],
+    docker: true,
+  },
+  {
     file: "docker-attacks.mjs",
     lines: [/\{"attack":"apparmor-audit","enforcement":"[^"]+"\}/],
     docker: true,

@@ -26,7 +26,7 @@ type UsableDetection = Extract<Detection, { usable: true }>;
  * The Apple `container` provider: each sandbox is one lightweight Linux VM made by Apple's `container` CLI (macOS 26 on
  * Apple silicon), driven through the CLI (the only interface Apple offers a non-Swift program).
  * `createSandbox("apple-container://python:3.12-slim")` loads it. Settings: `image`, `binary`, `environment`, `checkPlatform`,
- * `user`, `requestTimeoutMs`, `createTimeoutMs` (see `appleContainerSettingsSchema`).
+ * `user`, `requestTimeoutMs`, `createTimeoutMs`, `agentCommands` (see `appleContainerSettingsSchema`).
  */
 export function createSandboxProvider(settings?: AppleContainerSettings | Record<string, unknown>): SandboxProviderV1 {
   const resolved = parseAppleContainerSettings(settings ?? {});
@@ -111,6 +111,7 @@ export function createSandboxProvider(settings?: AppleContainerSettings | Record
           audit,
           commandUser: plan.commandUser,
           requestTimeoutMs: resolved.requestTimeoutMs,
+          agentCommands: resolved.agentCommands,
           onDestroyed: () => clearTimeout(lifetime),
         });
         return driver;

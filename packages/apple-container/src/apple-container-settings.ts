@@ -30,8 +30,19 @@ export const appleContainerSettingsSchema = z
     requestTimeoutMs: z.number().int().positive().max(3_600_000).optional(),
     /** How long `container run` may take (it pulls a missing image), in milliseconds. Default 600000. */
     createTimeoutMs: z.number().int().positive().max(3_600_000).optional(),
+    /**
+     * When commands (and core's file operations, which are commands) go through the sbx sandbox agent, one long-lived
+     * `container exec` (adr/0052): `"start"` (default) the first command starts the agent and later ones use it;
+     * `"warm"` only once a code call started it; `"off"` never (one `container exec` per command). Both paths tag each
+     * command and kill it verified. `"start"` is the default because every `container exec` starts a CLI process (and
+     * a VM-side process start) that the agent spares; an image without python3 keeps every command on `container exec`.
+     */
+    agentCommands: z.enum(["start", "warm", "off"]).optional(),
   })
   .strict();
+
+/** When commands go through the sbx sandbox agent (`settings.agentCommands`). */
+export type AgentCommandsMode = "start" | "warm" | "off";
 
 /** Settings before validation. */
 export type AppleContainerSettings = z.input<typeof appleContainerSettingsSchema>;
@@ -45,6 +56,7 @@ export interface ResolvedAppleContainerSettings {
   readonly user: string;
   readonly requestTimeoutMs: number;
   readonly createTimeoutMs: number;
+  readonly agentCommands: AgentCommandsMode;
 }
 
 /** Validates provider settings; throws `InvalidArgumentError` naming the offending field (`settings.user`). */
@@ -58,5 +70,6 @@ export function parseAppleContainerSettings(settings: unknown): ResolvedAppleCon
     user: data.user ?? "10001:10001",
     requestTimeoutMs: data.requestTimeoutMs ?? 60_000,
     createTimeoutMs: data.createTimeoutMs ?? 600_000,
+    agentCommands: data.agentCommands ?? "start",
   };
 }

@@ -5,6 +5,7 @@ export {
   parseAppleContainerSettings,
   type AppleContainerSettings,
   type ResolvedAppleContainerSettings,
+  type AgentCommandsMode,
 } from "./apple-container-settings.js";
 export {
   parseVersionLine,

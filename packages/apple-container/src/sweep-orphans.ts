@@ -10,10 +10,12 @@ export interface SweepResult {
 
 /**
  * Deletes the sbx containers a crashed host process left behind: every container labelled `dev.sbx.managed=true`
- * whose `dev.sbx.expires-at` has passed, that is stopped (its init ended), or whose creating process (`dev.sbx.owner.pid`,
- * the same Mac: the service is per user) is dead (nothing can reach it again: the adapter has no `connect`). The CLI has
- * no label filter, so the list (`ls --all --format json`) is filtered here. A container whose owner is alive and whose
- * lifetime has not ended is never touched. Never throws: a failed sweep is retried at the next create.
+ * whose `dev.sbx.expires-at` has passed, or whose creating process (`dev.sbx.owner.pid`, the same Mac: the service is
+ * per user) is dead (nothing can reach it again: the adapter has no `connect`). The CLI has no label filter, so the
+ * list (`ls --all --format json`) is filtered here. A container whose owner is alive and whose lifetime has not ended
+ * is never touched, even when it is listed as stopped: a container being created right now is listed so between its
+ * creation and its start (the contract run lost a sandbox to a concurrent sweep that way), and a stopped one of a
+ * live owner is deleted by `--rm` or its owner anyway. Never throws: a failed sweep is retried at the next create.
  */
 export async function sweepOrphans(options: { cli: ContainerCli; timeoutMs: number; now?: number; signal?: AbortSignal }): Promise<SweepResult> {
   const now = options.now ?? Date.now();
@@ -24,7 +26,6 @@ export async function sweepOrphans(options: { cli: ContainerCli; timeoutMs: numb
     const expiresAt = Number(record.labels[EXPIRES_LABEL]);
     const owner = Number(record.labels[OWNER_PID_LABEL]);
     if (Number.isFinite(expiresAt) && expiresAt <= now) return true;
-    if (record.state === "stopped") return true;
     return Number.isInteger(owner) && owner > 0 && owner !== process.pid && !processIsAlive(owner);
   });
   if (orphans.length === 0) return { removed: [] };

@@ -8,7 +8,7 @@ import { sweepOrphans } from "../src/sweep-orphans.js";
 /**
  * The orphan sweep through the stand-in CLI (on the Docker Engine): sbx containers a crashed host left behind (expired,
  * or whose creating process is dead) are deleted by label; a live owner's unexpired one and a container sbx did not
- * make are left alone. Skips with the reason when there is no engine.
+ * make are left alone, and so is a live owner's container listed as stopped (one being created). Skips with the reason when there is no engine.
  */
 const execute = promisify(execFile);
 const namespace = `sweep-${randomBytes(4).toString("hex")}`;
@@ -20,6 +20,14 @@ let engineProblem: string | undefined;
 async function run(name: string, labels: Record<string, string>): Promise<void> {
   const flags = Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
   await execute(CONTAINER_STANDIN_BINARY, ["run", "--detach", "--rm", "--name", name, "--network", "none", ...flags, image, "sleep", "300"], {
+    env: environment,
+  });
+}
+
+/** A container created and never started: listed as stopped, as one is while another process is creating it. */
+async function createOnly(name: string, labels: Record<string, string>): Promise<void> {
+  const flags = Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
+  await execute(CONTAINER_STANDIN_BINARY, ["create", "--rm", "--name", name, "--network", "none", ...flags, image, "sleep", "300"], {
     env: environment,
   });
 }
@@ -51,9 +59,11 @@ describe("sweepOrphans", () => {
       run("dead-owner", { "dev.sbx.managed": "true", "dev.sbx.expires-at": future, "dev.sbx.owner.pid": deadPid }),
       run("live-owner", { "dev.sbx.managed": "true", "dev.sbx.expires-at": future, "dev.sbx.owner.pid": String(process.ppid) }),
       run("foreign", { "com.example.app": "web" }),
+      // Being created by a live process: stopped until its start, never an orphan (a concurrent create lost its sandbox so).
+      createOnly("live-owner-creating", { "dev.sbx.managed": "true", "dev.sbx.expires-at": future, "dev.sbx.owner.pid": String(process.ppid) }),
     ]);
     const swept = await sweepOrphans({ cli, timeoutMs: 120_000 });
     expect(swept.removed.sort()).toEqual(["dead-owner", "expired"]);
-    expect(await ids()).toEqual(["foreign", "live-owner"]);
+    expect(await ids()).toEqual(["foreign", "live-owner", "live-owner-creating"]);
   });
 });

@@ -119,6 +119,19 @@ def write_all(fd, data):
         view = view[written:]
 
 
+def write_without_sigpipe(fd, data):
+    # The agent keeps SIGPIPE's default (it dies when the host is gone), so a write to a command's stdin after the
+    # command closed it would kill the agent with every command and interpreter in it (exit 141: seen on
+    # apple-container, adr/0052). Blocked for this write, the signal stays pending and is taken back before the
+    # unblock; the write fails with EPIPE instead, which drops that command's input only.
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGPIPE])
+    try:
+        return os.write(fd, data)
+    finally:
+        signal.sigtimedwait([signal.SIGPIPE], 0)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGPIPE])
+
+
 def send_fds(sock, message, fds):
     sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
 
@@ -823,7 +836,7 @@ class Command(object):
             return
         while self.pending_input:
             try:
-                written = os.write(self.stdin, bytes(self.pending_input[:CHUNK]))
+                written = write_without_sigpipe(self.stdin, bytes(self.pending_input[:CHUNK]))
             except BlockingIOError:
                 break
             except OSError:
