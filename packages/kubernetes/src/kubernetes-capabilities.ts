@@ -10,6 +10,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - PTY: a pseudo-terminal the agent allocates in the Pod, its processes killed like a command's (ADR 0051).
  * - FILE_WATCH: inotify in the Pod, through the agent (ADR 0049, ADR 0051).
  * - RECONNECT: `connectSandbox("k8s://", id)` finds the Pod by name and label.
+ * - LIST_SANDBOXES: the namespace's Pods by label selector, the metadata read back from their annotation (ADR 0058).
+ * - NAMED_SANDBOXES off: a race-free get-or-create needs the NetworkPolicy and the Pod claimed as one (ADR 0058).
  * - RESOURCE_LIMITS: CPU and memory as Pod requests equal to limits; a pids limit is refused (Kubernetes has no per-Pod one).
  * - EGRESS_ALLOWLIST off: egress is all or nothing (a deny-all NetworkPolicy, proven enforced at create); an allowlist is refused.
  * - HOST_MOUNTS off: the client's folders are not on the node.
@@ -23,5 +25,6 @@ export const KUBERNETES_CAPABILITIES = defineCapabilities({
   RESOURCE_LIMITS: true,
   FILE_WATCH: true,
   PTY: true,
+  LIST_SANDBOXES: true,
   languages: ["python"],
 });

@@ -11,8 +11,10 @@ export const MANAGED_LABEL = "sbx.dev/managed";
 export const SANDBOX_ID_LABEL = "sbx.dev/sandbox-id";
 /** Annotation with the time the sandbox's lifetime ends (ISO 8601), for the sweeper. */
 export const EXPIRES_AT_ANNOTATION = "sbx.dev/expires-at";
-/** Annotation with the caller's metadata (JSON). */
+/** Annotation with the caller's metadata (JSON): the whole of it, losslessly (labels cannot hold every value). */
 export const METADATA_ANNOTATION = "sbx.dev/metadata";
+/** Prefix of the labels copying the metadata entries a Kubernetes label can hold, so a label selector can narrow `list` by them. */
+export const METADATA_LABEL_PREFIX = "metadata.sbx.dev/";
 /** The one container of every sandbox Pod. */
 export const SANDBOX_CONTAINER = "sandbox";
 /** The workspace inside the Pod (an `emptyDir`). */
@@ -75,6 +77,34 @@ export interface PodPlan {
   readonly metadata: Readonly<Record<string, string>>;
 }
 
+/** A Kubernetes label name or value grammar: 63 characters at most, alphanumerics at both ends, `-`, `_`, `.` inside. */
+const LABEL_TEXT = /^(?:[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)$/;
+
+/**
+ * The `metadata.sbx.dev/<key>` label of a metadata entry, or undefined when Kubernetes refuses the key as a label name or
+ * the value as a label value (sbx allows values of 256 characters and any characters; the annotation keeps those).
+ */
+export function metadataLabelOf(key: string, value: string): [string, string] | undefined {
+  if (!LABEL_TEXT.test(key)) return undefined;
+  if (value !== "" && !LABEL_TEXT.test(value)) return undefined;
+  return [`${METADATA_LABEL_PREFIX}${key}`, value];
+}
+
+/** The labels copying every metadata entry a label can hold (see `metadataLabelOf`). */
+export function metadataLabelsOf(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    const label = metadataLabelOf(key, value);
+    if (label) labels[label[0]] = label[1];
+  }
+  return labels;
+}
+
+/** Every label of a sandbox's Pod: its sandbox labels and the metadata labels (what another NetworkPolicy could select it by). */
+export function podLabelsOf(sandboxId: string, metadata: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...metadataLabelsOf(metadata), ...sandboxLabels(sandboxId) };
+}
+
 /** CPU cores as a Kubernetes quantity in millicores (`1500m`). */
 export function cpuQuantity(cpus: number): string {
   return `${Math.max(1, Math.round(cpus * 1000))}m`;
@@ -88,7 +118,11 @@ export function buildSandboxPod(plan: PodPlan): V1Pod {
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: objectNameOf(plan.sandboxId), labels: sandboxLabels(plan.sandboxId), annotations },
+    metadata: {
+      name: objectNameOf(plan.sandboxId),
+      labels: podLabelsOf(plan.sandboxId, plan.metadata),
+      annotations,
+    },
     spec: {
       restartPolicy: "Never",
       activeDeadlineSeconds: plan.activeDeadlineSeconds,

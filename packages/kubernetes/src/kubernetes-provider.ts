@@ -7,6 +7,7 @@ import {
   ProviderError,
   SandboxNotFoundError,
   type BackendStatus,
+  type ListedSandbox,
   type PolicyRecord,
   type SandboxProviderV1,
 } from "@sbx/core";
@@ -28,6 +29,7 @@ import {
   buildSandboxPod,
   MANAGED_LABEL,
   objectNameOf,
+  podLabelsOf,
   SANDBOX_CONTAINER,
   SANDBOX_ID_LABEL,
 } from "./kubernetes-manifests.js";
@@ -42,6 +44,7 @@ import { checkNamespace, checkNoWideningPolicy } from "./namespace-checks.js";
 import { openPodExec } from "./pod-exec.js";
 import { waitForPodRunning } from "./pod-startup.js";
 import { sweepKubernetesOrphans } from "./kubernetes-sweep.js";
+import { listKubernetesSandboxes } from "./list-kubernetes-sandboxes.js";
 
 /** The client library version this adapter is built and tested against (pinned; ADR 0048). */
 export const KUBERNETES_CLIENT_VERSION = "@kubernetes/client-node 1.4.0";
@@ -287,7 +290,7 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
       const name = objectNameOf(sandboxId);
       const image = request.target || resolved.defaultImage;
       await checkNamespace(api.core, namespace);
-      if (denyEgress) await checkNoWideningPolicy(api.networking, namespace, sandboxId);
+      if (denyEgress) await checkNoWideningPolicy(api.networking, namespace, sandboxId, podLabelsOf(sandboxId, options.metadata));
       throwIfAborted(signal, "k8s");
       const timeoutSeconds = Math.ceil(options.timeoutMs / 1000);
       try {
@@ -372,6 +375,11 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         await deleteQuietly(api, namespace, name);
         throw error;
       }
+    },
+
+    /** The namespace's sbx Pods carrying every label given, oldest first (LIST_SANDBOXES; needs `list` on pods). */
+    async list(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }): Promise<ListedSandbox[]> {
+      return listKubernetesSandboxes({ core: clients().core, namespace: resolved.namespace, labels: request.labels, signal: request.signal });
     },
 
     async connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {

@@ -5,7 +5,7 @@
  */
 import type { CoreV1Api, NetworkingV1Api, V1NetworkPolicy } from "@kubernetes/client-node";
 import { BackendUnavailableError, PolicyNotEnforcedError } from "@sbx/core";
-import { sandboxLabels, SANDBOX_ID_LABEL } from "./kubernetes-manifests.js";
+import { SANDBOX_ID_LABEL } from "./kubernetes-manifests.js";
 import { mapKubernetesError, statusCodeOf } from "./map-kubernetes-error.js";
 
 /** Namespace labels that turn on sidecar injection. */
@@ -58,15 +58,23 @@ function allowsSomething(policy: V1NetworkPolicy): boolean {
   return (policy.spec?.egress ?? []).length > 0 || (policy.spec?.ingress ?? []).length > 0;
 }
 
-/** Refuses when another policy in the namespace selects the sandbox's Pod and allows traffic. */
-export async function checkNoWideningPolicy(networking: NetworkingV1Api, namespace: string, sandboxId: string): Promise<void> {
+/**
+ * Refuses when another policy in the namespace selects the sandbox's Pod and allows traffic. `podLabels` are every label
+ * the Pod will carry (`podLabelsOf`: the metadata labels too, which another policy could select it by).
+ */
+export async function checkNoWideningPolicy(
+  networking: NetworkingV1Api,
+  namespace: string,
+  sandboxId: string,
+  podLabels: Readonly<Record<string, string>>,
+): Promise<void> {
   let policies: V1NetworkPolicy[];
   try {
     policies = (await networking.listNamespacedNetworkPolicy({ namespace })).items;
   } catch (error) {
     throw mapKubernetesError(error, { operation: "list the namespace's NetworkPolicies" });
   }
-  const labels = sandboxLabels(sandboxId);
+  const labels = podLabels;
   const widening = policies.filter((policy) => {
     const selected = policy.spec?.podSelector?.matchLabels?.[SANDBOX_ID_LABEL];
     if (selected !== undefined && selected !== sandboxId) return false;

@@ -71,7 +71,12 @@ describe("buildSandboxPod", () => {
 
   it("labels the Pod for listing and sweeping and annotates its expiry and the caller's metadata", () => {
     expect(pod.metadata?.name).toBe("sbx-0123456789abcdef");
-    expect(pod.metadata?.labels).toEqual({ [MANAGED_LABEL]: "true", [SANDBOX_ID_LABEL]: "0123456789abcdef", "app.kubernetes.io/managed-by": "sbx" });
+    expect(pod.metadata?.labels).toEqual({
+      [MANAGED_LABEL]: "true",
+      [SANDBOX_ID_LABEL]: "0123456789abcdef",
+      "app.kubernetes.io/managed-by": "sbx",
+      "metadata.sbx.dev/owner": "team-a",
+    });
     expect(pod.metadata?.annotations?.["sbx.dev/expires-at"]).toBe("2026-12-04T21:00:00.000Z");
     expect(JSON.parse(pod.metadata!.annotations!["sbx.dev/metadata"]!)).toEqual({ owner: "team-a" });
   });

@@ -113,7 +113,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       HOST_MOUNTS: false,
       RECONNECT: true,
       RESOURCE_LIMITS: true,
-      LIST_SANDBOXES: false,
+      LIST_SANDBOXES: true,
       NAMED_SANDBOXES: false,
       SET_LIFETIME: false,
       FILE_WATCH: true,
