@@ -17,6 +17,7 @@ import { cleanUpOnProcessExit, removeLabelledContainers, removeSynchronously, re
 import { failureStatus, sendFailure, sendJson } from "./api-status.js";
 import { chooseExecProtocol, serveExec } from "./exec-websocket.js";
 import { matchesLabels, matchLabelsSelects, parseLabelSelector } from "./label-selector.js";
+import { invalidLabelReason } from "./label-validation.js";
 import { AlreadyExistsError, createResourceVersionClock, ObjectStore, type StoredObject } from "./object-store.js";
 import { serveWatch } from "./watch-stream.js";
 import { EMULATOR_INSTANCE_LABEL, EMULATOR_LABEL, startNodeContainer, startPodContainer } from "./pod-container.js";
@@ -403,6 +404,13 @@ export async function startKubeEmulator(options: KubeEmulatorOptions = {}): Prom
       }
       if (!body || typeof body !== "object" || typeof body.metadata !== "object" || body.metadata === null)
         return sendFailure(response, { code: 422, reason: "Invalid", message: `${kind} is invalid: metadata: Required value` });
+      const labelProblem = invalidLabelReason(body.metadata.labels);
+      if (labelProblem)
+        return sendFailure(response, {
+          code: 422,
+          reason: "Invalid",
+          message: `${kind} "${String(body.metadata.name)}" is invalid: ${labelProblem}`,
+        });
       if (podMatch && !Array.isArray((body as PodObject).spec?.containers))
         return sendFailure(response, { code: 422, reason: "Invalid", message: "Pod is invalid: spec.containers: Required value" });
       try {

@@ -94,6 +94,27 @@ describe("kube emulator", () => {
     expect(JSON.parse(error.body!)).toMatchObject({ kind: "Status", reason: "NotFound", code: 404 });
   });
 
+  it("refuses a Pod whose labels Kubernetes refuses with a 422 Invalid Status", async (context) => {
+    if (!shared.emulator) return context.skip(shared.unavailable);
+    const { core } = clients(shared.emulator);
+    for (const labels of [
+      { "metadata.sbx.dev/note": "has spaces" },
+      { "metadata.sbx.dev/bad key": "x" },
+      { "Upper.Prefix/ok": "x" },
+      { ok: "v".repeat(64) },
+    ]) {
+      const error = (await core
+        .createNamespacedPod({ namespace: "sbx", body: sleeperPod("invalid-labels", labels) })
+        .catch((caught: unknown) => caught)) as {
+        code?: number;
+        body?: string;
+      };
+      expect(error.code).toBe(422);
+      expect(JSON.parse(error.body!)).toMatchObject({ kind: "Status", reason: "Invalid", code: 422 });
+    }
+    expect((await core.listNamespacedPod({ namespace: "sbx" })).items.map((pod) => pod.metadata?.name)).not.toContain("invalid-labels");
+  });
+
   it("runs a Pod as a container, lists by label, refuses a duplicate with 409, execs over v5 with stdin close and exit codes", async (context) => {
     if (!shared.emulator) return context.skip(shared.unavailable);
     const emulator = shared.emulator;
