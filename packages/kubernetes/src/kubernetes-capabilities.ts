@@ -11,7 +11,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - FILE_WATCH: inotify in the Pod, through the agent (ADR 0049, ADR 0051).
  * - RECONNECT: `connectSandbox("k8s://", id)` finds the Pod by name and label.
  * - LIST_SANDBOXES: the namespace's Pods by label selector, the metadata read back from their annotation (ADR 0058).
- * - NAMED_SANDBOXES off: a race-free get-or-create needs the NetworkPolicy and the Pod claimed as one (ADR 0058).
+ * - NAMED_SANDBOXES: the NetworkPolicy `sbx-<digest of name>` is the claim (the API server's 409 decides the one
+ *   creator, policy before Pod kept); the others attach once the Pod runs, its recorded policy matching theirs (ADR 0058).
  * - RESOURCE_LIMITS: CPU and memory as Pod requests equal to limits; a pids limit is refused (Kubernetes has no per-Pod one).
  * - EGRESS_ALLOWLIST off: egress is all or nothing (a deny-all NetworkPolicy, proven enforced at create); an allowlist is refused.
  * - HOST_MOUNTS off: the client's folders are not on the node.
@@ -26,5 +27,6 @@ export const KUBERNETES_CAPABILITIES = defineCapabilities({
   FILE_WATCH: true,
   PTY: true,
   LIST_SANDBOXES: true,
+  NAMED_SANDBOXES: true,
   languages: ["python"],
 });

@@ -3,6 +3,7 @@
  * Pod, and the hardened Pod. Neither ever carries an environment variable: the sandbox's env and secrets reach
  * processes over the exec stream at run time, never a Pod spec anyone with `get pods` can read.
  */
+import { createHash } from "node:crypto";
 import type { V1NetworkPolicy, V1Pod } from "@kubernetes/client-node";
 
 /** Label every object the adapter creates carries (for listing and sweeping). */
@@ -13,6 +14,10 @@ export const SANDBOX_ID_LABEL = "sbx.dev/sandbox-id";
 export const EXPIRES_AT_ANNOTATION = "sbx.dev/expires-at";
 /** Annotation with the caller's metadata (JSON): the whole of it, losslessly (labels cannot hold every value). */
 export const METADATA_ANNOTATION = "sbx.dev/metadata";
+/** Annotation with the name a sandbox was created under by `getOrCreateSandbox` (ADR 0058). */
+export const NAME_ANNOTATION = "sbx.dev/name";
+/** Annotation with the policy a named sandbox was created with (JSON `RecordedPolicy`), compared by callers attaching to it. */
+export const POLICY_ANNOTATION = "sbx.dev/policy";
 /** Prefix of the labels copying the metadata entries a Kubernetes label can hold, so a label selector can narrow `list` by them. */
 export const METADATA_LABEL_PREFIX = "metadata.sbx.dev/";
 /** The one container of every sandbox Pod. */
@@ -39,17 +44,53 @@ export function objectNameOf(sandboxId: string): string {
   return `sbx-${sandboxId}`;
 }
 
+/**
+ * The sandbox id of a named sandbox: 16 hex digits of SHA-256 over the name, so its Pod and NetworkPolicy have names
+ * every caller derives alike (`sbx-<id>`) and the API server's uniqueness of names decides who creates (ADR 0058). The
+ * name itself is in the objects' `sbx.dev/name` annotation, checked on attach (a digest collision is refused, not joined).
+ */
+export function namedSandboxIdOf(name: string): string {
+  return createHash("sha256").update(`sbx.dev/name\n${name}`).digest("hex").slice(0, 16);
+}
+
+/** What a named sandbox records of its creator's policy (egress, user, the limits applied). */
+export interface RecordedPolicy {
+  readonly egress: "allow" | "deny";
+  readonly user: string;
+  readonly cpus: number;
+  readonly memoryMiB: number;
+}
+
+/**
+ * The claim of a named sandbox whose egress is allowed: a NetworkPolicy of the sandbox's name that selects only its Pod
+ * and restricts ingress alone (no rule: no ingress; egress untouched). The policy name is the claim every caller makes
+ * first, whatever its egress, so a deny-all creator and an allow creator cannot both win (ADR 0058).
+ */
+export function buildIngressOnlyClaimPolicy(sandboxId: string, annotations: Readonly<Record<string, string>>): V1NetworkPolicy {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: objectNameOf(sandboxId), labels: sandboxLabels(sandboxId), annotations: { ...annotations } },
+    spec: { podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: sandboxId } }, policyTypes: ["Ingress"], ingress: [] },
+  };
+}
+
+/** Whether `policy` denies all egress (lists `Egress` in its types and has no egress rule). */
+export function deniesAllEgress(policy: V1NetworkPolicy): boolean {
+  return (policy.spec?.policyTypes ?? []).includes("Egress") && (policy.spec?.egress ?? []).length === 0;
+}
+
 /** The labels of a sandbox's objects. */
 export function sandboxLabels(sandboxId: string): Record<string, string> {
   return { [MANAGED_LABEL]: "true", [SANDBOX_ID_LABEL]: sandboxId, "app.kubernetes.io/managed-by": "sbx" };
 }
 
 /** The deny-all NetworkPolicy of one sandbox: no ingress, no egress (DNS included), selecting only its Pod. */
-export function buildDenyAllNetworkPolicy(sandboxId: string): V1NetworkPolicy {
+export function buildDenyAllNetworkPolicy(sandboxId: string, annotations?: Readonly<Record<string, string>>): V1NetworkPolicy {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
-    metadata: { name: objectNameOf(sandboxId), labels: sandboxLabels(sandboxId) },
+    metadata: { name: objectNameOf(sandboxId), labels: sandboxLabels(sandboxId), ...(annotations ? { annotations: { ...annotations } } : {}) },
     spec: {
       podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: sandboxId } },
       policyTypes: ["Ingress", "Egress"],
@@ -75,6 +116,8 @@ export interface PodPlan {
   readonly expiresAt: Date | undefined;
   /** The caller's metadata (not secret: it is returned by `list` too). */
   readonly metadata: Readonly<Record<string, string>>;
+  /** Further annotations (a named sandbox's name and recorded policy). */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** A Kubernetes label name or value grammar: 63 characters at most, alphanumerics at both ends, `-`, `_`, `.` inside. */
@@ -113,7 +156,11 @@ export function cpuQuantity(cpus: number): string {
 /** The hardened sandbox Pod (ADR 0048): non-root, no privilege escalation, no capabilities, read-only root, sized emptyDirs, no token, seccomp RuntimeDefault, requests = limits. */
 export function buildSandboxPod(plan: PodPlan): V1Pod {
   const resources = { cpu: cpuQuantity(plan.cpus), memory: `${plan.memoryMiB}Mi` };
-  const annotations: Record<string, string> = { "sbx.dev/spec-version": "1", [METADATA_ANNOTATION]: JSON.stringify(plan.metadata) };
+  const annotations: Record<string, string> = {
+    ...plan.annotations,
+    "sbx.dev/spec-version": "1",
+    [METADATA_ANNOTATION]: JSON.stringify(plan.metadata),
+  };
   if (plan.expiresAt) annotations[EXPIRES_AT_ANNOTATION] = plan.expiresAt.toISOString();
   return {
     apiVersion: "v1",

@@ -26,8 +26,14 @@ import { KUBERNETES_CAPABILITIES } from "./kubernetes-capabilities.js";
 import { KubernetesDriver, type KubernetesClients } from "./kubernetes-driver.js";
 import {
   buildDenyAllNetworkPolicy,
+  buildIngressOnlyClaimPolicy,
   buildSandboxPod,
+  deniesAllEgress,
   MANAGED_LABEL,
+  NAME_ANNOTATION,
+  namedSandboxIdOf,
+  POLICY_ANNOTATION,
+  type RecordedPolicy,
   objectNameOf,
   podLabelsOf,
   SANDBOX_CONTAINER,
@@ -45,6 +51,7 @@ import { openPodExec } from "./pod-exec.js";
 import { waitForPodRunning } from "./pod-startup.js";
 import { sweepKubernetesOrphans } from "./kubernetes-sweep.js";
 import { listKubernetesSandboxes } from "./list-kubernetes-sandboxes.js";
+import { getOrCreateNamed, NameTakenSignal } from "./named-kubernetes-sandboxes.js";
 
 /** The client library version this adapter is built and tested against (pinned; ADR 0048). */
 export const KUBERNETES_CLIENT_VERSION = "@kubernetes/client-node 1.4.0";
@@ -134,6 +141,11 @@ export function mebibytesOfQuantity(quantity: string | undefined): number | null
   return Number(match[1]) * (match[2] === "Gi" ? 1024 : 1);
 }
 
+/** The policy a named sandbox records for callers attaching to it (ADR 0058). */
+export function recordedPolicyOf(options: ResolvedCreateOptions, limits: { cpus: number; memoryMiB: number }): RecordedPolicy {
+  return { egress: options.network.egress, user: options.user, cpus: limits.cpus, memoryMiB: limits.memoryMiB };
+}
+
 function userRecord(pod: V1Pod): PolicyRecord {
   const context = pod.spec?.containers[0]?.securityContext;
   return {
@@ -183,8 +195,8 @@ const MOUNTS_RECORD: PolicyRecord = {
   enforcement: "None: the client's folders are not on the node (HOST_MOUNTS is off); the workspace is an emptyDir on the node.",
 };
 
-async function deleteQuietly(clients: KubernetesClients, namespace: string, name: string): Promise<void> {
-  await clients.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch(() => {});
+async function deleteQuietly(clients: KubernetesClients, namespace: string, name: string, what: { pod: boolean }): Promise<void> {
+  if (what.pod) await clients.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 }).catch(() => {});
   await clients.networking.deleteNamespacedNetworkPolicy({ namespace, name }).catch(() => {});
 }
 
@@ -259,125 +271,25 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
     },
 
     async create(request: ProviderCreateRequest): Promise<SandboxDriverV1> {
-      const { options, signal } = request;
-      throwIfAborted(signal, "k8s");
-      if (options.user === "root") {
-        throw new PolicyNotEnforcedError({
-          backend: "k8s",
-          policy: "user",
-          message:
-            'user: "root" is refused: sandbox Pods run as a non-root uid with no capabilities and no privilege escalation (Pod Security "restricted").',
-        });
-      }
-      if (options.network.egress === "deny" && (options.network.allow ?? []).length > 0) {
-        throw new CapabilityNotSupportedError({
-          capability: "EGRESS_ALLOWLIST",
-          backend: "k8s",
-          supportedBy: backendsSupporting("EGRESS_ALLOWLIST", "k8s"),
-          detail: "the Kubernetes adapter gives a sandbox all egress or none (a deny-all NetworkPolicy); an allowlist is refused",
-        });
-      }
-      const limits = limitsPlan(options, resolved);
-      const api = clients();
-      const namespace = resolved.namespace;
-      const version = await serverVersion();
-      if (!swept) {
-        swept = true;
-        void sweepKubernetesOrphans({ core: api.core, networking: api.networking, namespace }).catch(() => {});
-      }
-      const denyEgress = options.network.egress === "deny";
-      const sandboxId = randomBytes(8).toString("hex");
-      const name = objectNameOf(sandboxId);
-      const image = request.target || resolved.defaultImage;
-      await checkNamespace(api.core, namespace);
-      if (denyEgress) await checkNoWideningPolicy(api.networking, namespace, sandboxId, podLabelsOf(sandboxId, options.metadata));
-      throwIfAborted(signal, "k8s");
-      const timeoutSeconds = Math.ceil(options.timeoutMs / 1000);
-      try {
-        if (denyEgress) {
-          try {
-            await api.networking.createNamespacedNetworkPolicy({ namespace, body: buildDenyAllNetworkPolicy(sandboxId) });
-          } catch (error) {
-            throw mapKubernetesError(error, { operation: "create the sandbox's NetworkPolicy" });
-          }
-        }
-        const body = buildSandboxPod({
-          sandboxId,
-          image,
-          cpus: limits.cpus,
-          memoryMiB: limits.memoryMiB,
-          workspaceSizeMiB: resolved.workspaceSizeMiB,
-          runAsUser: resolved.runAsUser,
-          runtimeClassName: resolved.runtimeClassName,
-          activeDeadlineSeconds: timeoutSeconds,
-          expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
-          metadata: options.metadata,
-        });
-        try {
-          await api.core.createNamespacedPod({ namespace, body });
-        } catch (error) {
-          throw mapKubernetesError(error, { operation: "create the sandbox Pod" });
-        }
-        const pod = await waitForPodRunning({
-          core: api.core,
-          watch: api.watch,
-          namespace,
-          podName: name,
-          labelSelector: `${SANDBOX_ID_LABEL}=${sandboxId}`,
-          image,
-          timeoutMs: resolved.createTimeoutMs,
-          signal,
-        });
-        const notes: string[] = [
-          `namespace ${namespace}; Pod ${name}; node address ${pod.status?.hostIP ?? "unknown"}.`,
-          "All I/O transits the Kubernetes API server (pods/exec).",
-        ];
-        let network: PolicyRecord;
-        if (denyEgress) {
-          const outcomes = await proveEgressDenied(api, namespace, pod, resolved.probeTargets);
-          const policy = await api.networking.readNamespacedNetworkPolicy({ namespace, name }).catch((error: unknown) => {
-            throw mapKubernetesError(error, { operation: "read back the NetworkPolicy" });
-          });
-          network = {
-            requested: { ...options.network },
-            applied: {
-              egress: "deny",
-              networkPolicy: name,
-              policyTypes: policy.spec?.policyTypes ?? [],
-              egressRules: policy.spec?.egress ?? [],
-              ingressRules: policy.spec?.ingress ?? [],
-              probe: outcomes,
-            },
-            enforcement: `Kubernetes NetworkPolicy ${name} (egress: [], ingress: []) selecting only this Pod, created before it; enforcement by the cluster's network plugin proven at create from inside the Pod (${outcomes.map((outcome) => `${outcome.target} ${outcome.outcome}`).join(", ")}; sampled paths, not exhaustive); dnsPolicy None; commands reach the Pod through pods/exec, not its network.`,
-          };
-        } else {
-          network = {
-            requested: { ...options.network },
-            applied: { egress: "allow", networkPolicy: null },
-            enforcement: "No NetworkPolicy from sbx: the namespace's own policies and the cluster's defaults apply (usually all egress open).",
-          };
-        }
-        const audit: DriverAudit = {
-          backendVersion: `Kubernetes ${version}; ${KUBERNETES_CLIENT_VERSION}`,
-          policies: {
-            network,
-            limits: limitsRecord(options.limits, pod),
-            mounts: MOUNTS_RECORD,
-            user: userRecord(pod),
-            lifetime: lifetimeRecord(options.timeoutMs, pod),
-            runtime: runtimeRecord(resolved, pod),
-          },
-          notes,
-        };
-        throwIfAborted(signal, "k8s");
-        return new KubernetesDriver(api, { sandboxId, namespace, audit, ownsNetworkPolicy: denyEgress, agentCommands: resolved.agentCommands });
-      } catch (error) {
-        await deleteQuietly(api, namespace, name);
-        throw error;
-      }
+      return createInNamespace(request, undefined);
     },
 
-    /** The namespace's sbx Pods carrying every label given, oldest first (LIST_SANDBOXES; needs `list` on pods). */
+    /** Get-or-create by name (NAMED_SANDBOXES, ADR 0058): the NetworkPolicy `sbx-<digest of name>` is the claim. */
+    async getOrCreate(request: ProviderCreateRequest & { name: string }): Promise<{ driver: SandboxDriverV1; created: boolean }> {
+      refuseUnsupported(request.options);
+      const recorded = recordedPolicyOf(request.options, limitsPlan(request.options, resolved));
+      return getOrCreateNamed({
+        create: () => createInNamespace(request, request.name),
+        connect: (sandboxId) => provider.connect!({ sandboxId, options: request.options, signal: request.signal }),
+        readPod: (podName) => clients().core.readNamespacedPod({ namespace: resolved.namespace, name: podName }),
+        namespace: resolved.namespace,
+        name: request.name,
+        recorded,
+        limitsAsked: { cpus: request.options.limits?.cpus !== undefined, memoryMiB: request.options.limits?.memoryMiB !== undefined },
+        signal: request.signal,
+      });
+    },
+
     async list(request: { labels: Readonly<Record<string, string>>; signal?: AbortSignal }): Promise<ListedSandbox[]> {
       return listKubernetesSandboxes({ core: clients().core, namespace: resolved.namespace, labels: request.labels, signal: request.signal });
     },
@@ -405,18 +317,21 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
         if (statusCodeOf(error) === 404) return undefined;
         throw mapKubernetesError(error, { operation: "read the sandbox's NetworkPolicy" });
       });
+      const denied = policy !== undefined && deniesAllEgress(policy);
       const version = await serverVersion();
       const audit: DriverAudit = {
         backendVersion: `Kubernetes ${version}; ${KUBERNETES_CLIENT_VERSION}`,
         policies: {
           network: {
             requested: null,
-            applied: policy
+            applied: denied
               ? { egress: "deny", networkPolicy: name, egressRules: policy.spec?.egress ?? [], ingressRules: policy.spec?.ingress ?? [] }
-              : { egress: "allow", networkPolicy: null },
-            enforcement: policy
+              : { egress: "allow", networkPolicy: policy ? name : null, policyTypes: policy?.spec?.policyTypes ?? [] },
+            enforcement: denied
               ? `Kubernetes NetworkPolicy ${name}, read back on connect (its enforcement was proven by the probe when the sandbox was created).`
-              : "No sbx NetworkPolicy exists for this sandbox (created with egress allowed, or removed since).",
+              : policy
+                ? `Kubernetes NetworkPolicy ${name} restricts ingress only (a named sandbox's claim); egress is not restricted by sbx.`
+                : "No sbx NetworkPolicy exists for this sandbox (created with egress allowed, or removed since).",
           },
           limits: limitsRecord(undefined, pod),
           mounts: MOUNTS_RECORD,
@@ -435,6 +350,161 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
       });
     },
   };
+
+  /** Refuses a root user and an allowlist (neither exists on this backend). */
+  function refuseUnsupported(options: ResolvedCreateOptions): void {
+    if (options.user === "root") {
+      throw new PolicyNotEnforcedError({
+        backend: "k8s",
+        policy: "user",
+        message:
+          'user: "root" is refused: sandbox Pods run as a non-root uid with no capabilities and no privilege escalation (Pod Security "restricted").',
+      });
+    }
+    if (options.network.egress === "deny" && (options.network.allow ?? []).length > 0) {
+      throw new CapabilityNotSupportedError({
+        capability: "EGRESS_ALLOWLIST",
+        backend: "k8s",
+        supportedBy: backendsSupporting("EGRESS_ALLOWLIST", "k8s"),
+        detail: "the Kubernetes adapter gives a sandbox all egress or none (a deny-all NetworkPolicy); an allowlist is refused",
+      });
+    }
+  }
+
+  /** Creates one sandbox; with `named`, its objects are named after the name and the NetworkPolicy claims it first. */
+  async function createInNamespace(request: ProviderCreateRequest, named: string | undefined): Promise<SandboxDriverV1> {
+    const { options, signal } = request;
+    throwIfAborted(signal, "k8s");
+    refuseUnsupported(options);
+    const limits = limitsPlan(options, resolved);
+    const api = clients();
+    const namespace = resolved.namespace;
+    const version = await serverVersion();
+    if (!swept) {
+      swept = true;
+      void sweepKubernetesOrphans({ core: api.core, networking: api.networking, namespace }).catch(() => {});
+    }
+    const denyEgress = options.network.egress === "deny";
+    const sandboxId = named === undefined ? randomBytes(8).toString("hex") : namedSandboxIdOf(named);
+    const name = objectNameOf(sandboxId);
+    const image = request.target || resolved.defaultImage;
+    const namedAnnotations: Record<string, string> | undefined =
+      named === undefined ? undefined : { [NAME_ANNOTATION]: named, [POLICY_ANNOTATION]: JSON.stringify(recordedPolicyOf(options, limits)) };
+    await checkNamespace(api.core, namespace);
+    if (denyEgress) await checkNoWideningPolicy(api.networking, namespace, sandboxId, podLabelsOf(sandboxId, options.metadata));
+    throwIfAborted(signal, "k8s");
+    const timeoutSeconds = Math.ceil(options.timeoutMs / 1000);
+    if (namedAnnotations) {
+      // The claim: the API server lets one caller create this name; everyone else gets 409 AlreadyExists and attaches.
+      const claim = denyEgress ? buildDenyAllNetworkPolicy(sandboxId, namedAnnotations) : buildIngressOnlyClaimPolicy(sandboxId, namedAnnotations);
+      try {
+        await api.networking.createNamespacedNetworkPolicy({ namespace, body: claim });
+      } catch (error) {
+        if (statusCodeOf(error) === 409) throw new NameTakenSignal(named!);
+        throw mapKubernetesError(error, { operation: "create the named sandbox's NetworkPolicy" });
+      }
+    }
+    let podIsAnothers = false;
+    try {
+      if (denyEgress && !namedAnnotations) {
+        try {
+          await api.networking.createNamespacedNetworkPolicy({ namespace, body: buildDenyAllNetworkPolicy(sandboxId) });
+        } catch (error) {
+          throw mapKubernetesError(error, { operation: "create the sandbox's NetworkPolicy" });
+        }
+      }
+      const body = buildSandboxPod({
+        sandboxId,
+        image,
+        cpus: limits.cpus,
+        memoryMiB: limits.memoryMiB,
+        workspaceSizeMiB: resolved.workspaceSizeMiB,
+        runAsUser: resolved.runAsUser,
+        runtimeClassName: resolved.runtimeClassName,
+        activeDeadlineSeconds: timeoutSeconds,
+        expiresAt: new Date(Date.now() + timeoutSeconds * 1000),
+        metadata: options.metadata,
+        annotations: namedAnnotations,
+      });
+      try {
+        await api.core.createNamespacedPod({ namespace, body });
+      } catch (error) {
+        // Holding the claim, a Pod of this name is one still being deleted, or one whose policy was removed out of band: never ours to delete.
+        if (namedAnnotations && statusCodeOf(error) === 409) {
+          podIsAnothers = true;
+          throw new SandboxNotFoundError({
+            backend: "k8s",
+            sandboxId,
+            message: `The Pod ${name} of the sandbox named ${JSON.stringify(named)} still exists without its NetworkPolicy (being deleted, or its policy removed by someone else); try again once it is gone.`,
+          });
+        }
+        throw mapKubernetesError(error, { operation: "create the sandbox Pod" });
+      }
+      const pod = await waitForPodRunning({
+        core: api.core,
+        watch: api.watch,
+        namespace,
+        podName: name,
+        labelSelector: `${SANDBOX_ID_LABEL}=${sandboxId}`,
+        image,
+        timeoutMs: resolved.createTimeoutMs,
+        signal,
+      });
+      const notes: string[] = [
+        `namespace ${namespace}; Pod ${name}; node address ${pod.status?.hostIP ?? "unknown"}.`,
+        "All I/O transits the Kubernetes API server (pods/exec).",
+      ];
+      let network: PolicyRecord;
+      if (denyEgress) {
+        const outcomes = await proveEgressDenied(api, namespace, pod, resolved.probeTargets);
+        const policy = await api.networking.readNamespacedNetworkPolicy({ namespace, name }).catch((error: unknown) => {
+          throw mapKubernetesError(error, { operation: "read back the NetworkPolicy" });
+        });
+        network = {
+          requested: { ...options.network },
+          applied: {
+            egress: "deny",
+            networkPolicy: name,
+            policyTypes: policy.spec?.policyTypes ?? [],
+            egressRules: policy.spec?.egress ?? [],
+            ingressRules: policy.spec?.ingress ?? [],
+            probe: outcomes,
+          },
+          enforcement: `Kubernetes NetworkPolicy ${name} (egress: [], ingress: []) selecting only this Pod, created before it; enforcement by the cluster's network plugin proven at create from inside the Pod (${outcomes.map((outcome) => `${outcome.target} ${outcome.outcome}`).join(", ")}; sampled paths, not exhaustive); dnsPolicy None; commands reach the Pod through pods/exec, not its network.`,
+        };
+      } else {
+        network = {
+          requested: { ...options.network },
+          applied: { egress: "allow", networkPolicy: null },
+          enforcement: "No NetworkPolicy from sbx: the namespace's own policies and the cluster's defaults apply (usually all egress open).",
+        };
+      }
+      const audit: DriverAudit = {
+        backendVersion: `Kubernetes ${version}; ${KUBERNETES_CLIENT_VERSION}`,
+        policies: {
+          network,
+          limits: limitsRecord(options.limits, pod),
+          mounts: MOUNTS_RECORD,
+          user: userRecord(pod),
+          lifetime: lifetimeRecord(options.timeoutMs, pod),
+          runtime: runtimeRecord(resolved, pod),
+        },
+        notes,
+      };
+      throwIfAborted(signal, "k8s");
+      return new KubernetesDriver(api, {
+        sandboxId,
+        namespace,
+        audit,
+        ownsNetworkPolicy: denyEgress || namedAnnotations !== undefined,
+        agentCommands: resolved.agentCommands,
+      });
+    } catch (error) {
+      await deleteQuietly(api, namespace, name, { pod: !podIsAnothers });
+      throw error;
+    }
+  }
+
   registerBackendManifest({
     backend: provider.backend,
     packageName: provider.packageName,

@@ -7,7 +7,7 @@
 import type { CoreV1Api, V1Pod } from "@kubernetes/client-node";
 import { ProviderError, type ListedSandbox } from "@sbx/core";
 import { throwIfAborted } from "@sbx/core/adapter";
-import { MANAGED_LABEL, METADATA_ANNOTATION, metadataLabelOf, SANDBOX_ID_LABEL } from "./kubernetes-manifests.js";
+import { MANAGED_LABEL, METADATA_ANNOTATION, NAME_ANNOTATION, metadataLabelOf, SANDBOX_ID_LABEL } from "./kubernetes-manifests.js";
 import { mapKubernetesError } from "./map-kubernetes-error.js";
 
 /** Pods asked for per list request (the API server pages with `continue`). */
@@ -65,7 +65,13 @@ export function listedSandboxOf(pod: V1Pod, labels: Readonly<Record<string, stri
   const createdAt = created ? new Date(created) : undefined;
   if (!createdAt || Number.isNaN(createdAt.getTime()))
     throw new ProviderError({ backend: "k8s", message: `The sbx Pod ${pod.metadata?.name ?? "?"} has no creationTimestamp.` });
-  return { id, labels: recorded, createdAt: createdAt.toISOString(), state: listedStateOf(pod), name: null };
+  return {
+    id,
+    labels: recorded,
+    createdAt: createdAt.toISOString(),
+    state: listedStateOf(pod),
+    name: pod.metadata?.annotations?.[NAME_ANNOTATION] ?? null,
+  };
 }
 
 /** Lists the sbx sandboxes of `namespace` carrying every one of `labels`, oldest first (ties by id). */

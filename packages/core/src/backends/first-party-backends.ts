@@ -114,7 +114,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       RECONNECT: true,
       RESOURCE_LIMITS: true,
       LIST_SANDBOXES: true,
-      NAMED_SANDBOXES: false,
+      NAMED_SANDBOXES: true,
       SET_LIFETIME: false,
       FILE_WATCH: true,
       PTY: true,
