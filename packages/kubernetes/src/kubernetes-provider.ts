@@ -92,7 +92,8 @@ async function proveEgressDenied(
       namespace,
       pod: pod.metadata!.name!,
       container: SANDBOX_CONTAINER,
-      command: ["python3", "-c", EGRESS_PROBE_SCRIPT, ...targets],
+      // -I: isolated (no working directory on sys.path, no PYTHON* variables), as an attacher probes a Pod whose code may have run.
+      command: ["python3", "-I", "-c", EGRESS_PROBE_SCRIPT, ...targets],
       onStdout: (chunk) => output.push(chunk),
       onStderr: (chunk) => errors.push(chunk),
       stdin: false,
@@ -280,7 +281,8 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
       const recorded = recordedPolicyOf(request.options, limitsPlan(request.options, resolved));
       return getOrCreateNamed({
         create: () => createInNamespace(request, request.name),
-        connect: (sandboxId) => provider.connect!({ sandboxId, options: request.options, signal: request.signal }),
+        connect: (sandboxId) =>
+          connectTo({ sandboxId, options: request.options, signal: request.signal }, { proveDenied: request.options.network.egress === "deny" }),
         readPod: (podName) => clients().core.readNamespacedPod({ namespace: resolved.namespace, name: podName }),
         namespace: resolved.namespace,
         name: request.name,
@@ -295,61 +297,91 @@ export function createSandboxProvider(settings?: KubernetesSettings | Record<str
     },
 
     async connect(request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal }): Promise<SandboxDriverV1> {
-      const { sandboxId } = request;
-      const api = clients();
-      const namespace = resolved.namespace;
-      const name = objectNameOf(sandboxId);
-      const notFound = (detail: string) =>
-        new SandboxNotFoundError({ backend: "k8s", sandboxId, message: `No running sbx sandbox ${sandboxId} in namespace ${namespace}: ${detail}` });
-      if (!/^[a-f0-9]{16}$/.test(sandboxId)) throw notFound("not an id this adapter makes");
-      let pod: V1Pod;
-      try {
-        pod = await api.core.readNamespacedPod({ namespace, name });
-      } catch (error) {
-        if (statusCodeOf(error) === 404) throw notFound("its Pod does not exist");
-        throw mapKubernetesError(error, { operation: "read the sandbox's Pod" });
-      }
-      const labels = pod.metadata?.labels ?? {};
-      if (labels[MANAGED_LABEL] !== "true" || labels[SANDBOX_ID_LABEL] !== sandboxId) throw notFound("the Pod of that name is not labelled as sbx's");
-      if (pod.status?.phase !== "Running" || pod.metadata?.deletionTimestamp)
-        throw notFound(`its Pod is ${pod.metadata?.deletionTimestamp ? "being deleted" : (pod.status?.phase ?? "in no phase")}`);
-      const policy = await api.networking.readNamespacedNetworkPolicy({ namespace, name }).catch((error: unknown) => {
-        if (statusCodeOf(error) === 404) return undefined;
-        throw mapKubernetesError(error, { operation: "read the sandbox's NetworkPolicy" });
-      });
-      const denied = policy !== undefined && deniesAllEgress(policy);
-      const version = await serverVersion();
-      const audit: DriverAudit = {
-        backendVersion: `Kubernetes ${version}; ${KUBERNETES_CLIENT_VERSION}`,
-        policies: {
-          network: {
-            requested: null,
-            applied: denied
-              ? { egress: "deny", networkPolicy: name, egressRules: policy.spec?.egress ?? [], ingressRules: policy.spec?.ingress ?? [] }
-              : { egress: "allow", networkPolicy: policy ? name : null, policyTypes: policy?.spec?.policyTypes ?? [] },
-            enforcement: denied
-              ? `Kubernetes NetworkPolicy ${name}, read back on connect (its enforcement was proven by the probe when the sandbox was created).`
-              : policy
-                ? `Kubernetes NetworkPolicy ${name} restricts ingress only (a named sandbox's claim); egress is not restricted by sbx.`
-                : "No sbx NetworkPolicy exists for this sandbox (created with egress allowed, or removed since).",
-          },
-          limits: limitsRecord(undefined, pod),
-          mounts: MOUNTS_RECORD,
-          user: userRecord(pod),
-          lifetime: lifetimeRecord(null, pod),
-          runtime: runtimeRecord(undefined, pod),
-        },
-        notes: [`Connected to an existing Pod ${name} in namespace ${namespace}; its policies are read back from the API.`],
-      };
-      return new KubernetesDriver(api, {
-        sandboxId,
-        namespace,
-        audit,
-        ownsNetworkPolicy: policy !== undefined,
-        agentCommands: resolved.agentCommands,
-      });
+      return connectTo(request, { proveDenied: false });
     },
   };
+
+  /**
+   * Attaches to a running sandbox Pod. With `proveDenied` (a caller attaching to a named sandbox with egress denied),
+   * the Pod's policy must be the deny-all and this caller runs the egress probe itself before it gets the sandbox: the
+   * creator's own probe may not have finished (or may fail) when the Pod is already Running.
+   */
+  async function connectTo(
+    request: { sandboxId: string; options: ResolvedCreateOptions; signal?: AbortSignal },
+    attach: { proveDenied: boolean },
+  ): Promise<SandboxDriverV1> {
+    const { sandboxId } = request;
+    const api = clients();
+    const namespace = resolved.namespace;
+    const name = objectNameOf(sandboxId);
+    const notFound = (detail: string) =>
+      new SandboxNotFoundError({ backend: "k8s", sandboxId, message: `No running sbx sandbox ${sandboxId} in namespace ${namespace}: ${detail}` });
+    if (!/^[a-f0-9]{16}$/.test(sandboxId)) throw notFound("not an id this adapter makes");
+    let pod: V1Pod;
+    try {
+      pod = await api.core.readNamespacedPod({ namespace, name });
+    } catch (error) {
+      if (statusCodeOf(error) === 404) throw notFound("its Pod does not exist");
+      throw mapKubernetesError(error, { operation: "read the sandbox's Pod" });
+    }
+    const labels = pod.metadata?.labels ?? {};
+    if (labels[MANAGED_LABEL] !== "true" || labels[SANDBOX_ID_LABEL] !== sandboxId) throw notFound("the Pod of that name is not labelled as sbx's");
+    if (pod.status?.phase !== "Running" || pod.metadata?.deletionTimestamp)
+      throw notFound(`its Pod is ${pod.metadata?.deletionTimestamp ? "being deleted" : (pod.status?.phase ?? "in no phase")}`);
+    const policy = await api.networking.readNamespacedNetworkPolicy({ namespace, name }).catch((error: unknown) => {
+      if (statusCodeOf(error) === 404) return undefined;
+      throw mapKubernetesError(error, { operation: "read the sandbox's NetworkPolicy" });
+    });
+    const denied = policy !== undefined && deniesAllEgress(policy);
+    let probe: ProbeOutcome[] | undefined;
+    if (attach.proveDenied) {
+      if (!denied)
+        throw new PolicyNotEnforcedError({
+          backend: "k8s",
+          policy: "network",
+          message: `The sandbox ${sandboxId} has no deny-all NetworkPolicy ${name} (its Pod records egress denied); refusing to attach to it as egress-denied.`,
+        });
+      probe = await proveEgressDenied(api, namespace, pod, resolved.probeTargets);
+    }
+    const version = await serverVersion();
+    const audit: DriverAudit = {
+      backendVersion: `Kubernetes ${version}; ${KUBERNETES_CLIENT_VERSION}`,
+      policies: {
+        network: {
+          requested: null,
+          applied: denied
+            ? {
+                egress: "deny",
+                networkPolicy: name,
+                egressRules: policy.spec?.egress ?? [],
+                ingressRules: policy.spec?.ingress ?? [],
+                ...(probe ? { probe } : {}),
+              }
+            : { egress: "allow", networkPolicy: policy ? name : null, policyTypes: policy?.spec?.policyTypes ?? [] },
+          enforcement: denied
+            ? probe
+              ? `Kubernetes NetworkPolicy ${name}, read back on attach; enforcement proven again from inside the Pod before attaching (${probe.map((outcome) => `${outcome.target} ${outcome.outcome}`).join(", ")}; sampled paths, not exhaustive).`
+              : `Kubernetes NetworkPolicy ${name}, read back on connect (its enforcement was proven by the probe when the sandbox was created).`
+            : policy
+              ? `Kubernetes NetworkPolicy ${name} restricts ingress only (a named sandbox's claim); egress is not restricted by sbx.`
+              : "No sbx NetworkPolicy exists for this sandbox (created with egress allowed, or removed since).",
+        },
+        limits: limitsRecord(undefined, pod),
+        mounts: MOUNTS_RECORD,
+        user: userRecord(pod),
+        lifetime: lifetimeRecord(null, pod),
+        runtime: runtimeRecord(undefined, pod),
+      },
+      notes: [`Connected to an existing Pod ${name} in namespace ${namespace}; its policies are read back from the API.`],
+    };
+    return new KubernetesDriver(api, {
+      sandboxId,
+      namespace,
+      audit,
+      ownsNetworkPolicy: policy !== undefined,
+      agentCommands: resolved.agentCommands,
+    });
+  }
 
   /** Refuses a root user and an allowlist (neither exists on this backend). */
   function refuseUnsupported(options: ResolvedCreateOptions): void {

@@ -1,5 +1,6 @@
 /**
- * Named sandboxes through the kube emulator (ADR 0058), beyond the contract's race: a caller asking another egress
+ * Named sandboxes through the kube emulator (ADR 0058), beyond the contract's race: a caller attaching with egress
+ * denied runs the egress probe itself (the creator's may not have finished); a caller asking another egress
  * policy than the sandbox of that name has is refused; an egress-allowed named sandbox's claim does not read as
  * deny-all on attach; ending the sandbox removes its Pod and its claim, so the name can be created again.
  */
@@ -27,6 +28,12 @@ describe("kubernetes named sandboxes (kube emulator)", () => {
     const objectName = objectNameOf(first.sandbox.id);
     try {
       expect(shared.emulator.listNetworkPolicyNames("sbx")).toContain(objectName);
+      const attached = await getOrCreateSandbox(backend, { name, network: { egress: "deny" } });
+      expect([attached.created, attached.sandbox.id]).toEqual([false, first.sandbox.id]);
+      const applied = attached.sandbox.audit().policies.network.applied as { egress: string; probe: Array<{ target: string; outcome: string }> };
+      expect(applied.egress).toBe("deny");
+      expect(applied.probe.length).toBeGreaterThan(0);
+      for (const path of applied.probe) expect(path.outcome).toMatch(/^(blocked|timeout)/);
       const error = await getOrCreateSandbox(backend, { name, network: { egress: "allow" } }).then(
         () => new Error("attached"),
         (caught: unknown) => caught,
