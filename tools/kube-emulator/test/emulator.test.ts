@@ -97,12 +97,13 @@ describe("kube emulator", () => {
   it("refuses a Pod whose labels Kubernetes refuses with a 422 Invalid Status", async (context) => {
     if (!shared.emulator) return context.skip(shared.unavailable);
     const { core } = clients(shared.emulator);
-    for (const labels of [
+    const refused: Array<Record<string, string>> = [
       { "metadata.sbx.dev/note": "has spaces" },
       { "metadata.sbx.dev/bad key": "x" },
       { "Upper.Prefix/ok": "x" },
       { ok: "v".repeat(64) },
-    ]) {
+    ];
+    for (const labels of refused) {
       const error = (await core
         .createNamespacedPod({ namespace: "sbx", body: sleeperPod("invalid-labels", labels) })
         .catch((caught: unknown) => caught)) as {
