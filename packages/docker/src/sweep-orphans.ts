@@ -1,7 +1,7 @@
 import { processIsAlive } from "@sbx/core/adapter";
 import { hostname } from "node:os";
 import type Docker from "dockerode";
-import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL, POLICY_LABEL } from "./labels.js";
+import { EXPIRES_AT_LABEL, MANAGED_LABEL, OWNER_HOST_LABEL, OWNER_PID_LABEL } from "./labels.js";
 import { createDockerClient } from "./docker-client.js";
 import { sweepEgressDirectories } from "./egress/egress-socket.js";
 import { parseDockerSettings, resolveEndpoint } from "./docker-settings.js";
@@ -26,23 +26,10 @@ export function orphanReason(labels: Record<string, string>, state: string, now 
   if (state !== "running" && state !== "created" && state !== "restarting") return `not running (${state})`;
   const pid = Number(labels[OWNER_PID_LABEL]);
   const ownerHere = labels[OWNER_HOST_LABEL] === thisHost && Number.isInteger(pid) && pid > 0;
-  // A sandbox created with `keepAfterHostExit` (its recorded policy says `endsWithHost: false`) outlives its owner on
-  // purpose, for `connectSandbox` from another process: its owner's death does not make it an orphan, only its
-  // lifetime's end does. (Before, any sweep on this host removed it the moment its creator exited.)
-  if (ownerHere && !processIsAlive(pid) && !keptAfterHostExit(labels)) return `owner process ${pid} is gone`;
+  if (ownerHere && !processIsAlive(pid)) return `owner process ${pid} is gone`;
   const expiresAt = Date.parse(labels[EXPIRES_AT_LABEL] ?? "");
-  if (!Number.isNaN(expiresAt) && expiresAt <= now && !(ownerHere && processIsAlive(pid))) return "lifetime expired";
+  if (!Number.isNaN(expiresAt) && expiresAt <= now && !ownerHere) return "lifetime expired";
   return undefined;
-}
-
-/** Whether the container's recorded policy says it was made to outlive its host process (`keepAfterHostExit`). */
-function keptAfterHostExit(labels: Record<string, string>): boolean {
-  try {
-    const policy: unknown = JSON.parse(labels[POLICY_LABEL] ?? "null");
-    return typeof policy === "object" && policy !== null && (policy as { endsWithHost?: unknown }).endsWithHost === false;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -9,10 +9,6 @@ it("orphanReason: a live owner's running sandbox is never an orphan; a dead owne
   expect(orphanReason(live, "running", Date.now(), "h")).toBeUndefined();
   expect(orphanReason({ ...live, "sbx.owner.pid": "999999999" }, "running", Date.now(), "h")).toMatch(/gone/);
   expect(orphanReason({ ...live, "sbx.owner.pid": "999999999" }, "running", Date.now(), "another-host")).toBeUndefined();
-  // keepAfterHostExit (recorded policy endsWithHost: false): its owner's death does not make it an orphan; its end does.
-  const kept = { ...live, "sbx.owner.pid": "999999999", "sbx.policy": JSON.stringify({ egress: "deny", endsWithHost: false }) };
-  expect(orphanReason(kept, "running", Date.now(), "h")).toBeUndefined();
-  expect(orphanReason({ ...kept, "sbx.expires-at": new Date(Date.now() - 1).toISOString() }, "running", Date.now(), "h")).toBe("lifetime expired");
   // Past its label: a live owner here keeps it (setLifetime may have extended it; the owner enforces the end), a dead
   // owner's or another host's is an orphan.
   const pastLabel = { ...live, "sbx.expires-at": new Date(Date.now() - 1).toISOString() };
