@@ -1145,7 +1145,10 @@ class PortConnection(object):
     Bytes read from the socket go to the host as `port_data` frames, never more than the host's credit (it grants more
     with `port_credit` as its client takes them), so a server that floods is held by the kernel's socket buffers; bytes
     from the host are written as the socket takes them, and the host may send only as many as this side granted (the
-    `connected` window, then `port_credit` after each write), so a client that floods is held on the host side."""
+    `connected` window, then `port_credit` after each write), so a client that floods is held on the host side.
+
+    A reset from the server (or a failed write) is reported only after the bytes the kernel already queued for reading
+    were read and sent: Linux keeps them readable after the reset, and a server that sends then resets has sent them."""
 
     def __init__(self, agent, request):
         self.agent = agent
@@ -1166,6 +1169,8 @@ class PortConnection(object):
         self.reading = True
         self.host_ended = False
         self.shut = False
+        # The socket's error (a reset, a failed write), reported once the bytes queued for reading were sent.
+        self.failure = None
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setblocking(False)
         self.fd = self.sock.fileno()
@@ -1203,7 +1208,13 @@ class PortConnection(object):
     def step(self):
         if self.connecting:
             code = self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if code != 0:
+            if code in (errno.ECONNRESET, errno.EPIPE):
+                # Connected, then reset before this side looked (the server wrote and reset at once): its bytes are
+                # still queued here, so the connection is reported and they are read before the reset is.
+                self.failure = os.strerror(code)
+                self.shut = True
+                self.pending = bytearray()
+            elif code != 0:
                 self.agent.ports.pop(self.id, None)
                 self.close()
                 self.agent.fail(self.id, "connect-refused", "127.0.0.1 refused the connection: %s" % os.strerror(code))
@@ -1221,9 +1232,12 @@ class PortConnection(object):
             except (BlockingIOError, InterruptedError):
                 return
             except OSError as error:
-                self.finish("%s" % os.strerror(error.errno or 0))
+                self.finish(self.failure or "%s" % os.strerror(error.errno or 0))
                 return
             if not data:
+                if self.failure is not None:
+                    self.finish(self.failure)
+                    return
                 self.reading = False
                 self.agent.send({"type": "port_end", "id": self.id})
                 self.maybe_done()
@@ -1238,7 +1252,12 @@ class PortConnection(object):
             except (BlockingIOError, InterruptedError):
                 break
             except OSError as error:
-                self.finish("%s" % os.strerror(error.errno or 0))
+                # The write side is dead (a reset): what the host sent is dropped, and the bytes already queued for
+                # reading are still read and sent before the failure is reported (see read).
+                self.failure = self.failure or os.strerror(error.errno or 0)
+                self.shut = True
+                self.pending = bytearray()
+                self.maybe_done()
                 return
             del self.pending[:written]
             self.granted_back += written
@@ -1254,6 +1273,8 @@ class PortConnection(object):
             self.maybe_done()
 
     def data(self, body):
+        if self.failure is not None:
+            return
         if len(self.pending) + len(body) > 2 * PORT_WINDOW:
             self.finish("the host sent past its credit")
             return
@@ -1274,7 +1295,7 @@ class PortConnection(object):
 
     def maybe_done(self):
         if not self.reading and self.shut:
-            self.finish(None)
+            self.finish(self.failure)
 
     def finish(self, error):
         if self.lost is not None:

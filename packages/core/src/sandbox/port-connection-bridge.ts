@@ -59,9 +59,13 @@ export function bridgePortConnection(socket: Socket, first: Buffer, open: OpenPo
       if (!closed) socket.end();
     },
     onClose: (error) => {
-      if (error || closed) return finish();
+      if (closed) return;
       // Both directions are done inside: end ours after the bytes still queued for the client.
-      socket.end();
+      if (!error) return void socket.end();
+      // Ended with an error inside (the server reset): the bytes it sent before are the client's, then the connection
+      // ends. A client that never reads them holds the socket until the listener closes or the sandbox ends.
+      if (socket.writableLength === 0) return finish();
+      socket.write(Buffer.alloc(0), () => finish());
     },
   }).then(
     (opened) => {
