@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { connectSandbox } from "@sbx/core";
 import { expect, it } from "vitest";
-import { createSandboxProvider } from "../src/index.js";
+import { createSandboxProvider, sweepOrphans } from "../src/index.js";
 import { describeWithDocker, docker, TEST_IMAGE } from "./docker-test-environment.js";
 import { startHangingHost } from "./fixtures/hanging-host.js";
 
@@ -33,6 +33,9 @@ describeWithDocker("no orphans without anyone's help (dead-man's switch)", () =>
     child.kill("SIGKILL");
     await once(child, "exit");
     await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await leftOf(session)).containers).toBe(1);
+    // Any sweep on this host (another process's create sweeps, `sbx gc`) keeps it: it was made to outlive its host.
+    expect((await sweepOrphans({ docker })).containers).not.toContain(ids[0]);
     expect((await leftOf(session)).containers).toBe(1);
     await using sandbox = await connectSandbox(createSandboxProvider({ image: TEST_IMAGE }), ids[0]!);
     expect((await sandbox.commands.run("id -u")).stdout).toBe("10001\n");
