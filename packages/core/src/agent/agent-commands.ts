@@ -13,6 +13,18 @@ const EXIT_AFTER_KILL_MS = 5_000;
 /** A command's exit as `SpawnedProcess.exit` reports it. */
 type ExitValue = Awaited<SpawnedProcess["exit"]>;
 
+/** Errors of commands whose `spawn` reached the agent's stream before the agent was lost: the command may have run. */
+const lostAfterSend = new WeakSet<Error>();
+
+/**
+ * Whether `error` (a rejection of `spawnThroughAgent`) came after the command was sent to the agent: the agent may
+ * have started it before it was lost, so running it again on another path could run it twice. The caller reports
+ * the error instead (retryable: the command's processes were killed, or the agent that ran them is gone).
+ */
+export function agentCommandMayHaveRun(error: unknown): boolean {
+  return error instanceof Error && lostAfterSend.has(error);
+}
+
 /**
  * Starts a shell command through the agent of `session` (its own session in the sandbox, raw output streamed, stdin)
  * and resolves once the agent said it started; rejects when the agent refused or died first (the caller then uses the
@@ -45,6 +57,8 @@ class AgentCommand {
   private readonly tag: string | undefined;
   private settled = false;
   private spawned = false;
+  /** Set once the `spawn` was sent: the heartbeat counts the command from then (ADR 0051), not from `spawned`. */
+  private counted = false;
   /** Set once sbx asked for the kill: a SIGKILL exit is then ours, not the OOM killer's nor a lost sandbox's. */
   private killRequested = false;
   /** Set once the backend verified the kill: the agent's death after it cannot have left anything running. */
@@ -74,7 +88,6 @@ class AgentCommand {
           if (header.type === "spawned") {
             this.spawned = true;
             if (this.tag) this.enforcement?.commandProcesses?.started(this.tag, Number(header.pid));
-            this.session.heartbeat.commandStarted();
             resolve();
           } else if (header.type === "stdout") request.onStdout(body);
           else if (header.type === "stderr") request.onStderr(body);
@@ -96,6 +109,7 @@ class AgentCommand {
         // The agent died: make sure nothing of the command runs, then say why (before it started, the caller's
         // rejection lets it use the plain path).
         void this.lostCause(error).then((cause) => {
+          lostAfterSend.add(cause);
           this.finish({ error: cause });
           reject(cause);
         });
@@ -114,6 +128,10 @@ class AgentCommand {
         ...(terminal ? { terminal: { cols: terminal.cols, rows: terminal.rows } } : {}),
       };
       this.id = this.session.request(null, header, { onFrame, fail });
+      // Counted from the send, not from `spawned`: a command that stops the agent before its `spawned` frame leaves
+      // (`kill -STOP $PPID` at once) would otherwise never be watched, and its caller would wait for its own timeout.
+      this.counted = true;
+      this.session.heartbeat.commandStarted();
     });
   }
 
@@ -134,7 +152,7 @@ class AgentCommand {
   private finish(outcome: { readonly value: ExitValue } | { readonly error: Error }): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.spawned) this.session.heartbeat.commandEnded();
+    if (this.counted) this.session.heartbeat.commandEnded();
     if (this.tag) this.enforcement?.commandProcesses?.ended(this.tag);
     if ("value" in outcome) this.resolveExit(outcome.value);
     else this.rejectExit(outcome.error);

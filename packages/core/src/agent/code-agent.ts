@@ -2,6 +2,7 @@ import type { CodeRequest, DriverExecution, SandboxDriverV1 } from "../v1/provid
 import { SbxError } from "../errors/index.js";
 import { withinTime } from "../limits/deadline.js";
 import { SandboxAgentClient, type SandboxAgentClientOptions } from "./agent-client.js";
+import { agentCommandMayHaveRun } from "./agent-commands.js";
 
 /** A driver with the sbx sandbox agent attached: `runCode` and `createCodeContext` are always present. */
 export type SandboxDriverWithAgent = SandboxDriverV1 &
@@ -65,9 +66,11 @@ export function attachSandboxAgent(driver: Pick<SandboxDriverV1, "spawn" | "work
     if (options.commandsStartAgent === "background" && !agent.warm) void agent.startForCommands();
     else if (options.commandsStartAgent && !agent.warm) await agent.startForCommands();
     if (!agent.commandsReady) return driver.spawn(request);
-    // Refused before the command started (no suitable agent, the agent died first): the plain path.
+    // Refused before the command was sent (no suitable agent, the agent already gone) or refused by the agent: the
+    // plain path. Lost after it was sent: the command may have run, so it is not run again behind the caller's back.
     return agent.spawnCommand(request).catch((error: unknown) => {
       if (SbxError.isInstance(error) && error.code === "SBX_SANDBOX_NOT_FOUND") throw error;
+      if (agentCommandMayHaveRun(error)) throw error;
       return driver.spawn(request);
     });
   };
