@@ -200,9 +200,9 @@ describeWithDocker("commands through a stopped agent", () => {
     await sandbox.runCode("1");
     expect((await sandbox.commands.run('echo "$PYTHONUNBUFFERED"')).stdout).toBe("1\n");
     // The timeout only turns a regression (a hang) into a failure: the heartbeat ends the command within ~12 s.
-    // The stop comes after the agent reported the command started (`sleep 1`): a stop before that report is a known
-    // gap (the heartbeat counts a command from its `spawned` frame; the caller then waits for the command's own
-    // timeout), recorded in the closing note of stop 30 and left for the next round.
+    // The stop comes after the agent reported the command started (`sleep 1`), so the tagged processes exist to be
+    // killed; a stop before that report is core's agent-stopped-before-spawned.test.ts (the heartbeat counts a
+    // command from its `spawn`).
     const handle = await sandbox.commands.start("(setsid env -i /bin/sleep 977 &); sleep 1; kill -STOP $PPID; sleep 978", { timeoutMs: 60_000 });
     const error = await handle.wait().catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "SBX_PROVIDER", retryable: true });
