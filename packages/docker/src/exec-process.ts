@@ -18,6 +18,72 @@ const delay = (milliseconds: number) => new Promise((resolve) => setTimeout(reso
 /** Longest wait between two exec inspects of a running command (its exit is noticed at most this late when a background child holds its output open). */
 const MAX_POLL_INTERVAL_MS = 5000;
 
+/** How long a kill waits for the engine to start an exec's process before it kills anyway (then checks again after). */
+const EXEC_START_WAIT_MS = 10_000;
+
+/** How many more verified kills follow when the engine still reports the exec running after one. */
+const EXTRA_KILL_ROUNDS = 3;
+
+/** How long after a verified kill the engine may take to report the exec's process ended, per round. */
+const EXEC_END_WAIT_MS = 2_000;
+
+/**
+ * Resolves once the engine has started the exec's process (a pid, running, or already finished), or after
+ * `EXEC_START_WAIT_MS`. The engine answers an exec start's hijacked attach before it starts the process: a kill sent in
+ * between scans a container where the command does not exist yet, is "verified", and the command then starts and runs
+ * on (a CI run's `first.kill()` left `sleep 600` running and its `wait()` hung).
+ */
+async function untilExecStarted(exec: Docker.Exec): Promise<void> {
+  const deadline = Date.now() + EXEC_START_WAIT_MS;
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    const info = await inspectWithin(exec, deadline);
+    if (info === "timed-out") return;
+    if (!info || info.Running || info.Pid > 0 || (info.ExitCode !== null && info.ExitCode !== undefined)) return;
+    await delay(attempt < 10 ? 10 : 50);
+  }
+}
+
+/** The exec's inspect, given up at `deadline` ("timed-out": a stalled engine must not hold a kill), or undefined when the engine refused it. */
+async function inspectWithin(exec: Docker.Exec, deadline: number): Promise<Docker.ExecInspectInfo | "timed-out" | undefined> {
+  try {
+    return await exec.inspect({ abortSignal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+  } catch (error) {
+    return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError") ? "timed-out" : undefined;
+  }
+}
+
+/** Whether the engine reports the exec's process ended within `EXEC_END_WAIT_MS` (an engine error counts as ended: the exec or its container is gone). */
+async function execEnds(exec: Docker.Exec): Promise<boolean> {
+  const deadline = Date.now() + EXEC_END_WAIT_MS;
+  for (;;) {
+    const info = await inspectWithin(exec, deadline);
+    if (info === "timed-out") return false;
+    if (!info || !info.Running) return true;
+    if (Date.now() >= deadline) return false;
+    await delay(50);
+  }
+}
+
+/**
+ * The kill of one exec: after the engine started its process, the verified kill (`killOnce`); while the engine still
+ * reports the exec running afterwards (its process started after the scan), again, up to `EXTRA_KILL_ROUNDS` times.
+ * An exec still running after that was not killed: a `ProviderError`, never a kill reported done.
+ */
+async function killExec(exec: Docker.Exec, killOnce: () => Promise<void>): Promise<void> {
+  await untilExecStarted(exec);
+  await killOnce();
+  for (let round = 0; round < EXTRA_KILL_ROUNDS; round++) {
+    if (await execEnds(exec)) return;
+    await killOnce();
+  }
+  if (await execEnds(exec)) return;
+  throw new ProviderError({
+    backend: "docker",
+    retryable: false,
+    message: `The engine still reports the command's exec running after ${EXTRA_KILL_ROUNDS + 1} verified kills of its processes; the kill is not verified.`,
+  });
+}
+
 /** Reads the exit code of a finished exec, retrying briefly while the engine still reports it running. */
 async function exitCodeOf(exec: Docker.Exec): Promise<{ running: boolean; exitCode: number | null }> {
   const info = await exec.inspect();
@@ -132,8 +198,9 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
     const poll = async () => {
       if (settled) return;
       try {
-        const { running } = await exitCodeOf(exec);
-        if (!running && !settled) {
+        const { running, exitCode } = await exitCodeOf(exec);
+        // Not running and no exit code: the engine has not started the process yet (it answers the attach first).
+        if (!running && exitCode !== null && exitCode !== undefined && !settled) {
           await delay(50);
           stream.destroy();
           void finish();
@@ -170,7 +237,7 @@ export async function spawnCommand(context: ExecContext, request: SpawnRequest, 
       });
     },
     kill() {
-      killed ??= launch ? launch.kill() : context.killVerified(tag);
+      killed ??= killExec(exec, launch ? () => launch.kill() : () => context.killVerified(tag));
       return killed;
     },
   };
