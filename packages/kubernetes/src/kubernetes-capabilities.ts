@@ -9,6 +9,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  *   with the verified tree kill (ADR 0051).
  * - PTY: a pseudo-terminal the agent allocates in the Pod, its processes killed like a command's (ADR 0051).
  * - FILE_WATCH: inotify in the Pod, through the agent (ADR 0049, ADR 0051).
+ * - PORTS: each connection to a loopback listener on the host carried into the Pod over the agent's stream (its
+ *   `connect` operation to 127.0.0.1 inside), the token checked on the host; the deny-all NetworkPolicy stays (ADR 0053).
  * - RECONNECT: `connectSandbox("k8s://", id)` finds the Pod by name and label.
  * - LIST_SANDBOXES: the namespace's Pods by label selector, the metadata read back from their annotation (ADR 0058).
  * - NAMED_SANDBOXES: the NetworkPolicy `sbx-<digest of name>` is the claim (the API server's 409 decides the one
@@ -26,6 +28,7 @@ export const KUBERNETES_CAPABILITIES = defineCapabilities({
   RESOURCE_LIMITS: true,
   FILE_WATCH: true,
   PTY: true,
+  PORTS: true,
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
   languages: ["python"],
