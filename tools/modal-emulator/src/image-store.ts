@@ -197,12 +197,22 @@ export async function removeUnusedDockerImages(state: EmulatorState): Promise<vo
 /** Removes every snapshot image of this emulator instance (at stop). */
 export async function removeSnapshotImages(state: EmulatorState): Promise<void> {
   const images = await state.docker.listImages({ filters: JSON.stringify({ label: [`${EMULATOR_INSTANCE_LABEL}=${state.instanceId}`] }) });
-  await Promise.all(images.map((image) => state.docker.getImage(image.Id).remove({ force: true }).catch(() => undefined)));
+  await Promise.all(
+    images.map((image) =>
+      state.docker
+        .getImage(image.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
   state.imageStore.dockerImagesToRemove.clear();
 }
 
 /** The control-plane handlers of named images and image deletion. `authorize` checks the caller's credentials. */
-export function imageStoreHandlers(state: EmulatorState, authorize: (context: unknown) => void): Record<string, (request: Message, context: unknown) => Promise<Message>> {
+export function imageStoreHandlers(
+  state: EmulatorState,
+  authorize: (context: unknown) => void,
+): Record<string, (request: Message, context: unknown) => Promise<Message>> {
   const store = state.imageStore;
   return {
     async imagePublish(request, context) {
