@@ -86,7 +86,8 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       },
       onGone: () => undefined,
       v1Id,
-      warmContainers: state.warmContainers,
+      // None started ahead of demand from a snapshot image: a waiting container would keep a deleted snapshot's Docker image (ADR 0062).
+      warmContainers: image.dockerImage ? undefined : state.warmContainers,
     }).then(name.started, name.failed);
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
