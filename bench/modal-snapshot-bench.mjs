@@ -49,6 +49,7 @@ try {
       const plainAfter = plainFirst ? plain : await createThenFirstCommand({});
       const copied = (await copy.value.commands.run("md5sum big.bin")).stdout.split(" ")[0];
       await Promise.all([copy.value.kill(), plainAfter.value.kill()]);
+      if (copied !== sum) throw new Error(`round ${round}: the copy's big.bin differs from the source's (${copied} ≠ ${sum})`);
       console.log(
         `round ${round}: snapshot() ${snapshot.ms.toFixed(0)} ms; create from snapshot → first command ${copy.ms.toFixed(0)} ms; plain create → first command ${plainAfter.ms.toFixed(0)} ms; copy identical: ${copied === sum}`,
       );
