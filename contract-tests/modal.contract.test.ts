@@ -67,6 +67,8 @@ const emulatedProvider: SandboxProviderV1 = {
   connect: (request) => current().connect!(request),
   list: (request) => current().list!(request),
   getOrCreate: (request) => current().getOrCreate!(request),
+  listSnapshots: (request) => current().listSnapshots!(request),
+  deleteSnapshot: (request) => current().deleteSnapshot!(request),
 };
 
 describeSandboxContract("modal (emulator)", () => emulatedProvider, {

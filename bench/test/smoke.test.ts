@@ -84,6 +84,16 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "modal-snapshot-bench.mjs",
+    lines: [
+      new RegExp(
+        String.raw`^round 1: snapshot\(\) ${NUMBER} ms; create from snapshot → first command ${NUMBER} ms; plain create → first command ${NUMBER} ms; copy identical: true$`,
+        "m",
+      ),
+    ],
+    docker: true,
+  },
+  {
     file: "fake-bench.mjs",
     lines: [
       new RegExp(String.raw`\| lazy \(baseline\), runCode right after create +\| ${NUMBER} +\| ${NUMBER} +\| 1\.000 `),

@@ -44,7 +44,7 @@ describe("snapshots in core", () => {
     const error = await caught(() => createSandbox(provider, { fromSnapshot: "some-snapshot" }));
     expect(error.code).toBe("SBX_CAPABILITY_NOT_SUPPORTED");
     expect(error.capability).toBe("SNAPSHOTS");
-    expect(error.supportedBy).toEqual(["docker", "fake"]);
+    expect(error.supportedBy).toEqual(["docker", "fake", "modal"]);
     expect(provider.drivers.length).toBe(0);
     expect((await caught(() => listSnapshots(provider))).capability).toBe("SNAPSHOTS");
     expect((await caught(() => deleteSnapshot(provider, "some-snapshot"))).capability).toBe("SNAPSHOTS");

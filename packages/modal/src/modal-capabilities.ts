@@ -13,6 +13,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - LIST_SANDBOXES: Modal's tag filter over sbx's app (`SandboxListV2`, what `sandboxes.list({ appId, tags })` sends).
  * - NAMED_SANDBOXES: a sandbox name unique among the app's running sandboxes, enforced by Modal (ALREADY_EXISTS on a
  *   second create), attached with `sandboxes.fromName` after checking the policy recorded in its `sbx.policy` tag.
+ * - SNAPSHOTS: `snapshotFilesystem()` (files only) named `sbx-snapshot:<image id>`, listed by that prefix, deleted
+ *   with `ImageDelete` (ADR 0062).
  * - languages: python (one-shot, through core's runner over `exec`; the image needs python3).
  */
 export const MODAL_CAPABILITIES = defineCapabilities({
@@ -24,5 +26,6 @@ export const MODAL_CAPABILITIES = defineCapabilities({
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
   PTY: true,
+  SNAPSHOTS: true,
   languages: ["python"],
 });

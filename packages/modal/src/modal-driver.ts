@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ProviderError, SandboxNotFoundError, type SbxError } from "@sbx/core";
+import { ProviderError, SandboxNotFoundError, type SandboxSnapshot, type SbxError } from "@sbx/core";
 import {
   type DriverAudit,
   type ProbeAnswer,
@@ -18,6 +18,7 @@ import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputE
 import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
 import { MODAL_TERMINAL_SIZE, TERMINAL_WRAPPER, terminalSizeRefusal } from "./modal-terminal.js";
 import { mapModalError } from "./map-modal-error.js";
+import { takeModalSnapshot, type ModalSnapshotStore } from "./modal-snapshots.js";
 
 /** The sandbox's workspace: sent as the sandbox `workdir` at create, so Modal starts there and creates it. */
 export const MODAL_WORKSPACE = "/workspace";
@@ -32,6 +33,8 @@ export const KILLED_OUTPUT_GRACE_MS = 1_000;
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
   readonly audit: DriverAudit;
+  /** Where this sandbox's snapshots are kept (ADR 0062). Without it `snapshot()` is refused (a driver made by hand). */
+  readonly snapshots?: ModalSnapshotStore;
 }
 
 /**
@@ -45,6 +48,7 @@ export class ModalDriver implements SandboxDriverV1 {
   readonly audit: DriverAudit;
   private destroyed: Promise<void> | undefined;
   private readonly ended = new AbortController();
+  private readonly snapshots: ModalSnapshotStore | undefined;
   /** The cgroup's OOM kill counter as last read (null: the sandbox exposes none); read before the first command. */
   private outOfMemoryKills: Promise<number | null> | undefined;
 
@@ -54,6 +58,7 @@ export class ModalDriver implements SandboxDriverV1 {
   ) {
     this.id = sandbox.sandboxId;
     this.audit = options.audit;
+    this.snapshots = options.snapshots;
   }
 
   /** The SDK's sandbox object, for the adapter's escape hatch (outside the portable contract). */
@@ -306,6 +311,13 @@ export class ModalDriver implements SandboxDriverV1 {
   // spawn (ADR 0020, ADR 0031, ADR 0037), which follow the file policy. Not Modal's filesystem API: its ReadFile
   // returns the whole file at once (a 2 GiB file would be held in host memory before core's read limit applies),
   // follows every symbolic link (a check before it is a check-then-use gap) and blocks forever on a FIFO.
+
+  /** A filesystem snapshot (`SNAPSHOTS`, ADR 0062): Modal's `snapshotFilesystem`, named `sbx-snapshot:<image id>` so it is listed. */
+  async snapshot(request: { signal?: AbortSignal }): Promise<SandboxSnapshot> {
+    if (!this.snapshots)
+      throw new ProviderError({ backend: "modal", message: "This Modal driver was made without a snapshot store (ModalDriverOptions.snapshots)." });
+    return takeModalSnapshot(this.snapshots, this.sandbox, request.signal);
+  }
 
   async destroy(): Promise<void> {
     this.destroyed ??= (async () => {

@@ -16,6 +16,7 @@ import { planModalNetwork } from "./modal-network-policy.js";
 import { planModalLifetime, planModalLimits } from "./modal-resources.js";
 import { modalSettingsSchema, parseModalSettings, type ModalSettings, type ResolvedModalSettings } from "./modal-settings.js";
 import { mapModalError, MODAL_CREDENTIALS_REMEDY } from "./map-modal-error.js";
+import { deleteModalSnapshot, listModalSnapshots, snapshotImageForCreate, withSnapshotRecord, type ModalSnapshotStore } from "./modal-snapshots.js";
 
 /** Image used for `modal://` with nothing after the scheme: Python on Debian slim, pulled by Modal from Docker Hub. */
 export const DEFAULT_MODAL_IMAGE = "python:3.12-slim";
@@ -85,6 +86,8 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
     return image;
   }
 
+  const snapshotStore = (modal: ModalClient): ModalSnapshotStore => ({ modal, environment: resolved.environment });
+
   const provider: SandboxProviderV1 = {
     specificationVersion: "sbx-v1",
     backend: "modal",
@@ -135,9 +138,13 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       const limits = planModalLimits(options.limits);
       const lifetime = planModalLifetime(options.timeoutMs, resolved.idleTimeoutMs);
       const tags = { ...options.metadata, ...(name === undefined ? {} : { [MODAL_POLICY_TAG]: policyTagOf(options) }) };
+      // A create from a snapshot (ADR 0062): its image is the snapshot's, checked before anything is created.
+      const fromSnapshot = options.fromSnapshot;
+      const image =
+        fromSnapshot === undefined ? imageOf(modal, tag) : await snapshotImageForCreate(snapshotStore(modal), fromSnapshot, request.target);
       let sandbox: Sandbox;
       try {
-        sandbox = await modal.sandboxes.create(await appOf(modal), imageOf(modal, tag), {
+        sandbox = await modal.sandboxes.create(await appOf(modal), image, {
           ...network.request,
           ...limits.request,
           ...lifetime.request,
@@ -148,11 +155,16 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       } catch (error) {
         throw mapModalError(error, { operation: "create a sandbox" });
       }
-      const driver = (audit: DriverAudit) => new ModalDriver(sandbox, { audit });
+      const driver = (audit: DriverAudit) =>
+        new ModalDriver(sandbox, { audit: withSnapshotRecord(audit, fromSnapshot), snapshots: snapshotStore(modal) });
       try {
         throwIfAborted(signal, "modal");
         const verifiedRoot = options.user === "root" ? await requireRoot(sandbox) : false;
-        const notes = [`Modal image: ${tag} (pulled by Modal from its registry).`, `Modal app: ${resolved.appName}.`, ...lifetime.notes];
+        const notes = [
+          fromSnapshot === undefined ? `Modal image: ${tag} (pulled by Modal from its registry).` : `Modal image: ${fromSnapshot} (the snapshot's).`,
+          `Modal app: ${resolved.appName}.`,
+          ...lifetime.notes,
+        ];
         notes.push(
           `Egress fields sent to Modal: ${JSON.stringify(network.request)}. Modal's SDK offers no read-back of a sandbox's network policy, so the applied value is what was sent.`,
         );
@@ -185,6 +197,11 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       return listModalSandboxes(modal, sbxApp, request);
     },
 
+    listSnapshots: (request: { signal?: AbortSignal }) => listModalSnapshots(snapshotStore(clientWithCredentials()), request.signal),
+
+    deleteSnapshot: (request: { id: string; signal?: AbortSignal }) =>
+      deleteModalSnapshot(snapshotStore(clientWithCredentials()), request.id, request.signal),
+
     getOrCreate: (request: ProviderCreateRequest & { name: string }) =>
       getOrCreateNamedModal(
         {
@@ -212,6 +229,7 @@ export function createSandboxProvider(settings?: ModalSettings | Record<string, 
       const notes = ["Connected to an existing Modal sandbox; its policies were set by whoever created it, and Modal's SDK cannot read them back."];
       const unknown = (enforcement: string): PolicyRecord => ({ requested: null, applied: null, enforcement });
       return new ModalDriver(sandbox, {
+        snapshots: snapshotStore(modal),
         audit: {
           backendVersion: `Modal (JS SDK modal@${modal.version()})`,
           policies: {

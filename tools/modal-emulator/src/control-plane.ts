@@ -9,6 +9,7 @@ import type { EmulatorState } from "./emulator-state.js";
 import { EmulatedSandbox, RESULT_STATUS } from "./emulated-sandbox.js";
 import { jwtLikeToken, type Handler } from "./grpc-service.js";
 import { claimSandboxName, sandboxIdFromName } from "./sandbox-names.js";
+import { imageStoreHandlers, removeUnusedDockerImages } from "./image-store.js";
 
 /** Largest lifetime Modal accepts (24 hours), in seconds. */
 export const MAX_TIMEOUT_SECONDS = 24 * 3600;
@@ -66,7 +67,7 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
     const name = claimSandboxName(state, request.appId, definition.name);
     const sandbox = await EmulatedSandbox.start({
       docker: state.docker,
-      image: state.image,
+      image: image.dockerImage ?? state.image,
       instanceId: state.instanceId,
       networkName: state.networkName,
       tags: tagsOf(request.tags),
@@ -85,7 +86,8 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       },
       onGone: () => undefined,
       v1Id,
-      warmContainers: state.warmContainers,
+      // None started ahead of demand from a snapshot image: a waiting container would keep a deleted snapshot's Docker image (ADR 0062).
+      warmContainers: image.dockerImage ? undefined : state.warmContainers,
     }).then(name.started, name.failed);
     state.sandboxes.set(sandbox.id, sandbox);
     return sandbox;
@@ -133,6 +135,8 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       if (!state.images.has(request.imageId)) throw new ServerError(Status.NOT_FOUND, `Could not find image with ID ${request.imageId}`);
       return { imageId: request.imageId };
     },
+
+    ...imageStoreHandlers(state, (context) => requireAuthToken(state, context as CallContext)),
 
     async sandboxCreateV2(request, context) {
       requireAuthToken(state, context);
@@ -204,6 +208,8 @@ export function controlPlaneHandlers(state: EmulatorState): Record<string, Handl
       const sandbox = sandboxOf(state, request.sandboxId);
       const existing = sandbox.result;
       await sandbox.end({ status: RESULT_STATUS.TERMINATED, exception: "Sandbox terminated" });
+      // A deleted snapshot image this sandbox ran from is removed once no container uses it (ADR 0062).
+      await removeUnusedDockerImages(state);
       return existing ? { existingResult: existing } : {};
     },
 

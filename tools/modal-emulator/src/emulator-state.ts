@@ -2,6 +2,7 @@
 import type Docker from "dockerode";
 import type { WarmContainerPool } from "@sbx/emulator-kit";
 import type { EmulatedSandbox } from "./emulated-sandbox.js";
+import type { ImageStoreState } from "./image-store.js";
 import type { PreparedContainer } from "./sandbox-container.js";
 
 /** Everything the handlers need. */
@@ -18,8 +19,10 @@ export interface EmulatorState {
   readonly routerJwt: string;
   /** App name (with environment) → app id. */
   readonly apps: Map<string, string>;
-  /** Image id → the registry tag and Dockerfile commands it was made from. */
-  readonly images: Map<string, { tag: string | undefined; commands: string[] }>;
+  /** Image id → the registry tag and Dockerfile commands it was made from (`dockerImage`: a filesystem snapshot's own image, ADR 0062). */
+  readonly images: Map<string, { tag: string | undefined; commands: string[]; dockerImage?: string }>;
+  /** Filesystem snapshots and named images (ADR 0062). */
+  readonly imageStore: ImageStoreState;
   /** Ephemeral secrets (id → environment) made by SecretGetOrCreate for V1 creates. */
   readonly secrets: Map<string, Record<string, string>>;
   /** Every sandbox this emulator made, finished ones included (so poll, wait and exec answer correctly). */

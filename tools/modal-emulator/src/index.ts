@@ -30,6 +30,7 @@ import type { EmulatorState } from "./emulator-state.js";
 import { jwtLikeToken, withUnimplementedStubs } from "./grpc-service.js";
 import { loadModalDefinitions, MODAL_SDK_VERSION } from "./modal-definitions.js";
 import { taskCommandRouterHandlers } from "./task-command-router.js";
+import { createImageStore, removeSnapshotImages, usableSnapshotImage } from "./image-store.js";
 
 export { EMULATOR_LABEL, EMULATOR_INSTANCE_LABEL, RESULT_STATUS, type SandboxEnforcementReport } from "./emulated-sandbox.js";
 export { MAX_TIMEOUT_SECONDS } from "./control-plane.js";
@@ -68,7 +69,12 @@ export interface ModalEmulator {
    * removed, in-flight execs end, and later calls see a finished sandbox. Rejects for an unknown id.
    */
   terminateSandbox(sandboxId: string): Promise<void>;
-  /** Ends every sandbox (removing its container), closes the server and removes the network it created. Idempotent. */
+  /**
+   * The Docker image behind an image id made by a filesystem snapshot (`TaskSnapshotFilesystem`, ADR 0062), while it
+   * can be used; undefined for any other id, and once deleted or expired. For tests that read what the emulator stores.
+   */
+  snapshotDockerImage(imageId: string): string | undefined;
+  /** Ends every sandbox (removing its container), closes the server and removes the network it created (and the snapshot images). Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -98,6 +104,7 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
     routerJwt,
     apps: new Map(),
     images: new Map(),
+    imageStore: createImageStore(),
     secrets: new Map(),
     sandboxes: new Map<string, EmulatedSandbox>(),
     routerAccess: () => ({ jwt: routerJwt, url: `https://127.0.0.1:${port}` }),
@@ -134,6 +141,7 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
     sdkVersion: definitions.sdkVersion ?? MODAL_SDK_VERSION,
     listSandboxIds: () => [...state.sandboxes.values()].filter((sandbox) => !sandbox.finished).map((sandbox) => sandbox.id),
     inspectSandbox: (sandboxId) => state.sandboxes.get(sandboxId)?.report(),
+    snapshotDockerImage: (imageId) => usableSnapshotImage(state, imageId)?.dockerImage,
     async terminateSandbox(sandboxId) {
       const sandbox = state.sandboxes.get(sandboxId);
       if (!sandbox) throw new Error(`the Modal emulator has no sandbox ${sandboxId}`);
@@ -150,6 +158,7 @@ export async function startModalEmulator(options: ModalEmulatorOptions = {}): Pr
               .concat(state.warmContainers?.close() ?? []),
           );
           await removeLabelledContainers(docker, EMULATOR_INSTANCE_LABEL, instanceId);
+          await removeSnapshotImages(state);
           server.forceShutdown();
           if (ownsNetwork)
             await docker

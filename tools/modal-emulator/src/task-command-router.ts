@@ -10,6 +10,7 @@ import type { EmulatedSandbox } from "./emulated-sandbox.js";
 import type { EmulatorState } from "./emulator-state.js";
 import type { Handler } from "./grpc-service.js";
 import { terminalOf } from "./exec-terminal.js";
+import { taskSnapshotFilesystem } from "./image-store.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- gRPC messages decoded from the proto definitions at run time, untyped
 type Message = Record<string, any>;
@@ -139,6 +140,14 @@ export function taskCommandRouterHandlers(state: EmulatorState): Record<string, 
     async taskExecPoll(request: Message, context: CallContext) {
       requireJwt(state, context);
       return exitStatusMessage(execOf(state, request.taskId, request.execId, true));
+    },
+
+    // `sandbox.snapshotFilesystem()` (ADR 0062): the sandbox's files only, as a new image.
+    async taskSnapshotFilesystem(request: Message, context: CallContext) {
+      requireJwt(state, context);
+      const sandbox = sandboxOfTask(state, request.taskId);
+      sandbox.touch();
+      return taskSnapshotFilesystem(state, sandbox, request);
     },
   } as unknown as Record<string, Handler>;
 }

@@ -96,7 +96,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       PTY: true,
       PORTS: false,
       PAUSE: false,
-      SNAPSHOTS: false,
+      SNAPSHOTS: true,
       languages: ["python"],
     },
   },
