@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ProviderError, SandboxNotFoundError, type SbxError } from "@sbx/core";
 import {
   type DriverAudit,
+  type DriverCodeAgent,
   type ProbeAnswer,
   type SandboxDriverV1,
   type SpawnedProcess,
@@ -28,6 +29,12 @@ export const KILLED_EXIT_CODE = 128 + 9;
 /** How long a killed command's output may still arrive before its result is given with what came (its exit code says it was killed). */
 export const KILLED_OUTPUT_GRACE_MS = 1_000;
 
+/**
+ * The most bytes sent in one stdin write (one `TaskExecStdinWrite` message): the chunk size modal@0.11.1 itself uses
+ * when it streams stdin (`STREAMING_STDIN_CHUNK_SIZE`, 256 KiB), so no write depends on a server's message limit.
+ */
+export const STDIN_WRITE_BYTES = 256 * 1024;
+
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
@@ -37,12 +44,21 @@ export interface ModalDriverOptions {
 /**
  * One live Modal sandbox as an sbx driver: commands through `sandbox.exec` (binary output streamed as it arrives,
  * stdin through the exec's stdin stream), files through core's race-free file helper over `exec` (ADR 0031), kill
- * through a second exec that kills the command's whole tree. Every SDK error is mapped by `mapModalError`.
+ * through a second exec that kills the command's whole tree. Code, rich results, file watching and port connections
+ * come from the sbx sandbox agent, which core starts through `spawn` (one exec kept open, ADR 0061). Every SDK error
+ * is mapped by `mapModalError`.
  */
 export class ModalDriver implements SandboxDriverV1 {
   readonly id: string;
   readonly workspace = MODAL_WORKSPACE;
   readonly audit: DriverAudit;
+  /**
+   * The sbx sandbox agent, which core attaches (ADR 0037, ADR 0061): started by the first code call, file watch or port
+   * connection as one `exec` kept open (the image's python3; its frames over the exec's stdin and stdout), and gives
+   * `runCode`, `createCodeContext`, `watchFiles` and `openPortConnection`. Commands stay one `exec` each
+   * (`"driver"`), and terminals stay Modal's own PTY (`openTerminal` below wins over the agent's).
+   */
+  readonly codeAgent: DriverCodeAgent = { commands: "driver" };
   private destroyed: Promise<void> | undefined;
   private readonly ended = new AbortController();
   /** The cgroup's OOM kill counter as last read (null: the sandbox exposes none); read before the first command. */
@@ -285,7 +301,8 @@ export class ModalDriver implements SandboxDriverV1 {
       exit,
       writeStdin: async (data) => {
         try {
-          await stdin.write(data);
+          // One `TaskExecStdinWrite` per piece: the agent's frames and file bodies can be larger than a message should be.
+          for (let start = 0; start < data.byteLength; start += STDIN_WRITE_BYTES) await stdin.write(data.subarray(start, start + STDIN_WRITE_BYTES));
         } catch (error) {
           throw this.failure(error, "write to stdin");
         }
