@@ -16,7 +16,8 @@ import {
 } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
-import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { commandInvocation } from "./command-invocation.js";
 import { MODAL_TERMINAL_SIZE, TERMINAL_WRAPPER, terminalSizeRefusal } from "./modal-terminal.js";
 import { mapModalError } from "./map-modal-error.js";
 
@@ -189,8 +190,15 @@ export class ModalDriver implements SandboxDriverV1 {
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
     const commandId = randomBytes(12).toString("hex");
-    const argv = ["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"];
-    return this.startTracked({ argv, env: request.env, commandId, deliver: request, pty: false });
+    const invocation = commandInvocation({ command: request.command, commandId, cwd: request.cwd, stdin: request.stdin === true });
+    return this.startTracked({
+      argv: invocation.argv,
+      stdinHeader: invocation.stdinHeader,
+      env: request.env,
+      commandId,
+      deliver: request,
+      pty: false,
+    });
   }
 
   /**
@@ -221,6 +229,8 @@ export class ModalDriver implements SandboxDriverV1 {
   /** Starts one exec whose process tree `KILL_COMMAND_SCRIPT` can kill by `commandId` (its wrapper records the pid). */
   private async startTracked(options: {
     argv: string[];
+    /** Bytes written on stdin before anything else: a long command's text (`commandInvocation`). */
+    stdinHeader?: Uint8Array | undefined;
     env: Readonly<Record<string, string>>;
     commandId: string;
     deliver: { onStdout: (chunk: Uint8Array) => void; onStderr: (chunk: Uint8Array) => void };
@@ -248,6 +258,19 @@ export class ModalDriver implements SandboxDriverV1 {
       stdinClosed = true;
       await stdin.close();
     };
+    const writePieces = async (data: Uint8Array) => {
+      // One `TaskExecStdinWrite` per piece: the agent's frames and file bodies can be larger than a message should be.
+      for (let start = 0; start < data.byteLength; start += STDIN_WRITE_BYTES) await stdin.write(data.subarray(start, start + STDIN_WRITE_BYTES));
+    };
+    if (options.stdinHeader) {
+      try {
+        await writePieces(options.stdinHeader);
+      } catch (error) {
+        // The bootstrap waits for the rest of its header: an EOF makes it refuse the command (exit 125), if it still arrives.
+        await closeStdinOnce().catch(() => {});
+        throw this.failure(error, "start a command");
+      }
+    }
     // A command without stdin reads /dev/null (the wrapper's `no-stdin`), so no EOF needs to be sent for it.
     const output = pumpCommandOutput(process, request);
     let exited = false;
@@ -301,8 +324,7 @@ export class ModalDriver implements SandboxDriverV1 {
       exit,
       writeStdin: async (data) => {
         try {
-          // One `TaskExecStdinWrite` per piece: the agent's frames and file bodies can be larger than a message should be.
-          for (let start = 0; start < data.byteLength; start += STDIN_WRITE_BYTES) await stdin.write(data.subarray(start, start + STDIN_WRITE_BYTES));
+          await writePieces(data);
         } catch (error) {
           throw this.failure(error, "write to stdin");
         }

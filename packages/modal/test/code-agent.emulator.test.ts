@@ -55,9 +55,17 @@ function recordExecs(): ExecRecord {
   return record;
 }
 
-/** Whether an exec's argv is the sbx agent's start (core's `agentCommandLine`, wrapped by the driver's command wrapper). */
-function isAgentStart(argv: readonly string[]): boolean {
-  return argv.some((part) => part.includes("exec python3 -I -u -c"));
+/** modal@0.11.1's limit on an exec's arguments, in characters (`validateExecArgs`). */
+const SDK_ARGUMENT_LIMIT = 65_536;
+
+/** Whether an exec's argv is a command sent on stdin (the driver's bootstrap): only the agent's start is that long here. */
+function isCommandOnStdin(argv: readonly string[]): boolean {
+  return argv.some((part) => part.includes('dd bs=1 count="$1"'));
+}
+
+/** The length the SDK checks: every argument's length, added up. */
+function argumentLength(argv: readonly string[]): number {
+  return argv.reduce((sum, part) => sum + part.length, 0);
 }
 
 describe("the sbx agent over one Modal exec", () => {
@@ -72,7 +80,9 @@ describe("the sbx agent over one Modal exec", () => {
     const codeContext = await sandbox.createCodeContext();
     const first = await sandbox.runCode("counter = 41", { contextId: codeContext.id });
     expect(first.error).toBeNull();
-    expect(record.argvs.filter(isAgentStart)).toHaveLength(1);
+    // The agent's command line (its Python source) is longer than half the SDK's limit: it went on stdin, not in the argv.
+    expect(record.argvs.filter(isCommandOnStdin)).toHaveLength(1);
+    expect(Math.max(...record.argvs.map(argumentLength))).toBeLessThan(SDK_ARGUMENT_LIMIT / 2);
     const execsAfterStart = record.argvs.length;
     for (let run = 0; run < 5; run++) await sandbox.runCode("counter += 1", { contextId: codeContext.id });
     const last = await sandbox.runCode("counter", { contextId: codeContext.id });
@@ -101,5 +111,22 @@ describe("the sbx agent over one Modal exec", () => {
     expect(printed.stdout === expected).toBe(true);
     expect(record.stdinWrites.length).toBeGreaterThan((3 * MEBIBYTE) / STDIN_WRITE_BYTES);
     expect(Math.max(...record.stdinWrites)).toBeLessThanOrEqual(STDIN_WRITE_BYTES);
+  });
+
+  it("a command longer than the SDK's argument limit runs whole from stdin, and the rest of stdin is the command's", async (context) => {
+    if (!shared.emulator) return context.skip(`Modal emulator unavailable: ${shared.unavailable}`);
+    const record = recordExecs();
+    await using sandbox = await createSandbox(provider());
+    const text = Array.from({ length: 90_000 / 10 }, (_, index) => String(index).padStart(9, "0")).join(" ");
+    const command = `printf %s '${text}' | sha256sum | cut -d' ' -f1; cat`;
+    expect(command.length).toBeGreaterThan(SDK_ARGUMENT_LIMIT);
+    const result = await sandbox.commands.run(command, { stdin: "after the header\n" });
+    expect(result.stderr).toBe("");
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(`${createHash("sha256").update(text).digest("hex")}\nafter the header\n`);
+    expect(record.argvs.filter(isCommandOnStdin)).toHaveLength(1);
+    // Without stdin the command reads nothing after its header.
+    const withoutStdin = await sandbox.commands.run(`: '${text}'; wc -c`);
+    expect(withoutStdin.stdout.trim()).toBe("0");
   });
 });
