@@ -3,7 +3,7 @@
  * exec whose arguments add up to more than 65,536 characters (`validateExecArgs`, "Total length of CMD arguments must be
  * less than 65536 bytes (ARG_MAX)") before anything is sent. The sbx agent's command line (its Python source, about
  * 64 KB) sits just under that, so a command longer than `LONG_COMMAND_BYTES` travels on stdin instead (ADR 0061): the
- * argv is a fixed bootstrap that reads exactly that many bytes (`dd bs=1`, never one byte of what follows), checks the
+ * argv is a fixed bootstrap that reads exactly that many bytes (`dd`, never one byte of what follows), checks the
  * sentinel line at their end (a header cut short is refused, exit 125, never run in part), and runs the command
  * wrapper on it. The rest of stdin is the command's.
  */
@@ -23,7 +23,9 @@ export const INCOMPLETE_COMMAND_EXIT_CODE = 125;
  * positional parameters the command wrapper expects (`$1` command, `$2` id, `$3` cwd, `$4` stdin mode) and runs it.
  */
 const STDIN_BOOTSTRAP = [
-  'c=$(dd bs=1 count="$1" 2>/dev/null)',
+  // One read loop of exactly $1 bytes (`iflag=fullblock`, GNU and busybox dd); a dd without it refuses the operand before
+  // reading, and then `bs=1` reads byte by byte (about 5 times slower for the agent's 64 KB, measured here).
+  'c=$(dd bs="$1" count=1 iflag=fullblock 2>/dev/null) || c=$(dd bs=1 count="$1" 2>/dev/null)',
   `case "$c" in *'${SENTINEL}') ;; *) exit ${INCOMPLETE_COMMAND_EXIT_CODE} ;; esac`,
   `c=\${c%'${SENTINEL}'}`,
   'set -- "$c" "$2" "$3" "$4"',
