@@ -80,6 +80,15 @@ try {
         "adapter stats the path before the read (regular-file check: one more fs-tools exec)",
       ),
     );
+    rows.push(
+      await compareWithRaw(
+        "runCode warm (agent) vs one-shot python3",
+        iterations,
+        () => adapterSandbox.runCode("print(1 + 1)"),
+        () => rawRun(rawSandbox, "python3 -c 'print(1 + 1)'"),
+        "adapter: the sbx agent over one exec kept open (ADR 0061); raw: one exec starting python3 per run",
+      ),
+    );
   } finally {
     await adapterSandbox.kill();
     await rawSandbox.terminate();

@@ -89,16 +89,38 @@ export async function drainCommandOutput(
     readonly signal?: AbortSignal;
   },
 ): Promise<OutputEnd> {
-  const quietWindowMs = options.quietWindowMs ?? OUTPUT_QUIET_WINDOW_MS;
-  const stallLimitMs = options.stallLimitMs ?? OUTPUT_STALL_LIMIT_MS;
   const ended = output.ended.then(
     (): OutputEnd => ({ kind: "complete" }),
     (error: unknown): OutputEnd => ({ kind: "failed", error }),
   );
+  let onAbort: (() => void) | undefined;
   const abandoned = new Promise<OutputEnd>((resolve) => {
     if (options.signal?.aborted) resolve({ kind: "abandoned" });
-    options.signal?.addEventListener("abort", () => resolve({ kind: "abandoned" }), { once: true });
+    onAbort = () => resolve({ kind: "abandoned" });
+    options.signal?.addEventListener("abort", onAbort, { once: true });
   });
+  // The signal outlives the command (the driver's, for the sandbox's life): the listener goes when the drain ends.
+  try {
+    return await waitForOutputEnd(output, { ...options, ended, abandoned });
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort!);
+  }
+}
+
+/** The loop of `drainCommandOutput`, given its end and its abandonment as promises. */
+async function waitForOutputEnd(
+  output: CommandOutput,
+  options: {
+    readonly commandStillRuns: () => Promise<boolean>;
+    readonly quietWindowMs?: number;
+    readonly stallLimitMs?: number;
+    readonly ended: Promise<OutputEnd>;
+    readonly abandoned: Promise<OutputEnd>;
+  },
+): Promise<OutputEnd> {
+  const quietWindowMs = options.quietWindowMs ?? OUTPUT_QUIET_WINDOW_MS;
+  const stallLimitMs = options.stallLimitMs ?? OUTPUT_STALL_LIMIT_MS;
+  const { ended, abandoned } = options;
   const settled = Promise.race([ended, abandoned]);
   let quietSince = Date.now();
   let seenChunks = output.chunks();

@@ -8,14 +8,17 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - RECONNECT: `sandboxes.fromId`.
  * - PTY: `exec` with `pty: true`, fixed at 80×24: another size and resize are refused (ADR 0054).
  * - HOST_MOUNTS off: a Modal sandbox runs on Modal's machines and cannot see host folders.
- * - STATEFUL_CODE, RICH_RESULTS off: no code interpreter yet (the sbx sandbox agent has not landed); core refuses
- *   code contexts, and one-shot Python runs through a command with `results: null`.
+ * - STATEFUL_CODE, RICH_RESULTS: the sbx sandbox agent (the image's python3), which core starts through one `exec`
+ *   kept open and speaks to over its stdin and stdout (the driver's `codeAgent`, ADR 0061).
+ * - FILE_WATCH: inotify inside the sandbox, through the agent (ADR 0049, ADR 0061).
+ * - PORTS: each connection to core's loopback listener on the host (token checked there) carried over the agent's
+ *   exec to the sandbox's own loopback, raw TCP under credit; no Modal tunnel is opened (ADR 0053, ADR 0061).
  * - LIST_SANDBOXES: Modal's tag filter over sbx's app (`SandboxListV2`, what `sandboxes.list({ appId, tags })` sends).
  * - NAMED_SANDBOXES: a sandbox name unique among the app's running sandboxes, enforced by Modal (ALREADY_EXISTS on a
  *   second create), attached with `sandboxes.fromName` after checking the policy recorded in its `sbx.policy` tag.
  * - SNAPSHOTS: `snapshotFilesystem()` (files only) named `sbx-snapshot:<image id>`, listed by that prefix, deleted
  *   with `ImageDelete` (ADR 0062).
- * - languages: python (one-shot, through core's runner over `exec`; the image needs python3).
+ * - languages: python (through the agent; the image needs python3).
  */
 export const MODAL_CAPABILITIES = defineCapabilities({
   EGRESS_ALLOWLIST: true,
@@ -26,6 +29,10 @@ export const MODAL_CAPABILITIES = defineCapabilities({
   LIST_SANDBOXES: true,
   NAMED_SANDBOXES: true,
   PTY: true,
+  STATEFUL_CODE: true,
+  RICH_RESULTS: true,
+  FILE_WATCH: true,
+  PORTS: true,
   SNAPSHOTS: true,
   languages: ["python"],
 });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ProviderError, SandboxNotFoundError, type SandboxSnapshot, type SbxError } from "@sbx/core";
 import {
   type DriverAudit,
+  type DriverCodeAgent,
   type ProbeAnswer,
   type SandboxDriverV1,
   type SpawnedProcess,
@@ -15,7 +16,8 @@ import {
 } from "@sbx/core/adapter";
 import type { ContainerProcess, Sandbox } from "modal";
 import { drainCommandOutput, pumpCommandOutput, type CommandOutput, type OutputEnd } from "./command-output.js";
-import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, COMMAND_WRAPPER, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { COMMAND_MARKER_VARIABLE, COMMAND_STILL_RUNS_SCRIPT, KILL_COMMAND_SCRIPT } from "./kill-process-tree.js";
+import { commandInvocation } from "./command-invocation.js";
 import { MODAL_TERMINAL_SIZE, TERMINAL_WRAPPER, terminalSizeRefusal } from "./modal-terminal.js";
 import { mapModalError } from "./map-modal-error.js";
 import { takeModalSnapshot, type ModalSnapshotStore } from "./modal-snapshots.js";
@@ -29,6 +31,12 @@ export const KILLED_EXIT_CODE = 128 + 9;
 /** How long a killed command's output may still arrive before its result is given with what came (its exit code says it was killed). */
 export const KILLED_OUTPUT_GRACE_MS = 1_000;
 
+/**
+ * The most bytes sent in one stdin write (one `TaskExecStdinWrite` message): the chunk size modal@0.11.1 itself uses
+ * when it streams stdin (`STREAMING_STDIN_CHUNK_SIZE`, 256 KiB), so no write depends on a server's message limit.
+ */
+export const STDIN_WRITE_BYTES = 256 * 1024;
+
 /** What `ModalDriver` needs besides the SDK sandbox. */
 export interface ModalDriverOptions {
   /** The audit record made at create or connect. */
@@ -40,12 +48,21 @@ export interface ModalDriverOptions {
 /**
  * One live Modal sandbox as an sbx driver: commands through `sandbox.exec` (binary output streamed as it arrives,
  * stdin through the exec's stdin stream), files through core's race-free file helper over `exec` (ADR 0031), kill
- * through a second exec that kills the command's whole tree. Every SDK error is mapped by `mapModalError`.
+ * through a second exec that kills the command's whole tree. Code, rich results, file watching and port connections
+ * come from the sbx sandbox agent, which core starts through `spawn` (one exec kept open, ADR 0061). Every SDK error
+ * is mapped by `mapModalError`.
  */
 export class ModalDriver implements SandboxDriverV1 {
   readonly id: string;
   readonly workspace = MODAL_WORKSPACE;
   readonly audit: DriverAudit;
+  /**
+   * The sbx sandbox agent, which core attaches (ADR 0037, ADR 0061): started by the first code call, file watch or port
+   * connection as one `exec` kept open (the image's python3; its frames over the exec's stdin and stdout), and gives
+   * `runCode`, `createCodeContext`, `watchFiles` and `openPortConnection`. Commands stay one `exec` each
+   * (`"driver"`), and terminals stay Modal's own PTY (`openTerminal` below wins over the agent's).
+   */
+  readonly codeAgent: DriverCodeAgent = { commands: "driver" };
   private destroyed: Promise<void> | undefined;
   private readonly ended = new AbortController();
   private readonly snapshots: ModalSnapshotStore | undefined;
@@ -178,8 +195,15 @@ export class ModalDriver implements SandboxDriverV1 {
 
   async spawn(request: SpawnRequest): Promise<SpawnedProcess> {
     const commandId = randomBytes(12).toString("hex");
-    const argv = ["/bin/sh", "-c", COMMAND_WRAPPER, "sbx", request.command, commandId, request.cwd, request.stdin ? "stdin" : "no-stdin"];
-    return this.startTracked({ argv, env: request.env, commandId, deliver: request, pty: false });
+    const invocation = commandInvocation({ command: request.command, commandId, cwd: request.cwd, stdin: request.stdin === true });
+    return this.startTracked({
+      argv: invocation.argv,
+      stdinHeader: invocation.stdinHeader,
+      env: request.env,
+      commandId,
+      deliver: request,
+      pty: false,
+    });
   }
 
   /**
@@ -210,6 +234,8 @@ export class ModalDriver implements SandboxDriverV1 {
   /** Starts one exec whose process tree `KILL_COMMAND_SCRIPT` can kill by `commandId` (its wrapper records the pid). */
   private async startTracked(options: {
     argv: string[];
+    /** Bytes written on stdin before anything else: a long command's text (`commandInvocation`). */
+    stdinHeader?: Uint8Array | undefined;
     env: Readonly<Record<string, string>>;
     commandId: string;
     deliver: { onStdout: (chunk: Uint8Array) => void; onStderr: (chunk: Uint8Array) => void };
@@ -237,6 +263,19 @@ export class ModalDriver implements SandboxDriverV1 {
       stdinClosed = true;
       await stdin.close();
     };
+    const writePieces = async (data: Uint8Array) => {
+      // One `TaskExecStdinWrite` per piece: the agent's frames and file bodies can be larger than a message should be.
+      for (let start = 0; start < data.byteLength; start += STDIN_WRITE_BYTES) await stdin.write(data.subarray(start, start + STDIN_WRITE_BYTES));
+    };
+    if (options.stdinHeader) {
+      try {
+        await writePieces(options.stdinHeader);
+      } catch (error) {
+        // The bootstrap waits for the rest of its header: an EOF makes it refuse the command (exit 125), if it still arrives.
+        await closeStdinOnce().catch(() => {});
+        throw this.failure(error, "start a command");
+      }
+    }
     // A command without stdin reads /dev/null (the wrapper's `no-stdin`), so no EOF needs to be sent for it.
     const output = pumpCommandOutput(process, request);
     let exited = false;
@@ -290,7 +329,7 @@ export class ModalDriver implements SandboxDriverV1 {
       exit,
       writeStdin: async (data) => {
         try {
-          await stdin.write(data);
+          await writePieces(data);
         } catch (error) {
           throw this.failure(error, "write to stdin");
         }

@@ -93,7 +93,7 @@ export function planModalLifetime(
     record: {
       requested: idleTimeoutMs === undefined ? { timeoutMs } : { timeoutMs, idleTimeoutMs },
       applied: appliedIdleMs === undefined ? { timeoutMs: appliedTimeoutMs } : { timeoutMs: appliedTimeoutMs, idleTimeoutMs: appliedIdleMs },
-      enforcement: `Modal terminates the sandbox ${appliedTimeoutMs / 1000} s after it starts (the create request's timeout)${appliedIdleMs === undefined ? "" : `, or after ${appliedIdleMs / 1000} s with no command running and no I/O (idle timeout)`}, even if this process dies. Modal's SDK offers no read-back of the lifetime.`,
+      enforcement: `Modal terminates the sandbox ${appliedTimeoutMs / 1000} s after it starts (the create request's timeout)${appliedIdleMs === undefined ? "" : `, or after ${appliedIdleMs / 1000} s with no command running and no I/O (idle timeout; the sbx agent's exec, kept open from the first code call, file watch or exposed-port connection until the sandbox ends, is a command running, so after that only the timeout ends it)`}, even if this process dies. Modal's SDK offers no read-back of the lifetime.`,
     },
     notes,
   };

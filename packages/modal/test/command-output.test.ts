@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { drainCommandOutput, pumpCommandOutput } from "../src/command-output.js";
 
@@ -80,5 +81,22 @@ describe("drainCommandOutput: a finished command's output ends at its end, or sa
       kind: "failed",
       error: broken,
     });
+  });
+
+  it("leaves no listener on the signal once the drain ended: the driver's signal lives as long as the sandbox, across every command", async () => {
+    const sandboxEnded = new AbortController();
+    for (let command = 0; command < 20; command++) {
+      const { stdout, stderr, output } = pumped();
+      stdout.end();
+      stderr.end();
+      expect(await drainCommandOutput(output, { commandStillRuns: async () => false, signal: sandboxEnded.signal })).toEqual({ kind: "complete" });
+    }
+    expect(getEventListeners(sandboxEnded.signal, "abort")).toHaveLength(0);
+    const { output } = pumped();
+    const draining = drainCommandOutput(output, { quietWindowMs: 50, commandStillRuns: async () => false, signal: sandboxEnded.signal });
+    expect(getEventListeners(sandboxEnded.signal, "abort")).toHaveLength(1);
+    sandboxEnded.abort();
+    expect(await draining).toEqual({ kind: "abandoned" });
+    expect(getEventListeners(sandboxEnded.signal, "abort")).toHaveLength(0);
   });
 });

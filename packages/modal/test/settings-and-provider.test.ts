@@ -95,8 +95,10 @@ describe("manifest and refusals", () => {
       BACKGROUND_COMMANDS: true,
       STDIN: true,
       HOST_MOUNTS: false,
-      STATEFUL_CODE: false,
-      RICH_RESULTS: false,
+      STATEFUL_CODE: true,
+      RICH_RESULTS: true,
+      FILE_WATCH: true,
+      PORTS: true,
     });
   });
 
