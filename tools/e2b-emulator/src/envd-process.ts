@@ -258,12 +258,22 @@ export class ManagedProcess {
     this.buffered = undefined;
   }
 
-  /** Writes to the process' stdin. */
-  writeStdin(data: Buffer): void {
+  /**
+   * Writes to the process' stdin and resolves once the bytes left for the container, as envd's `SendInput` answers
+   * only after its blocking write into the process's stdin pipe (`Handler.WriteStdin`, e2b-dev/infra
+   * packages/envd/internal/services/process/handler): a process that stops reading holds its writer, not the emulator's memory.
+   */
+  writeStdin(data: Buffer): Promise<void> {
     if (!this.stdinEnabled || !this.running) {
       throw new ConnectProtocolError("failed_precondition", "stdin is not enabled for this process (start it with stdin: true)");
     }
-    this.running.connection.write(data);
+    const connection = this.running.connection;
+    return new Promise((resolve, reject) => {
+      connection.write(data, (error) => {
+        if (error) reject(new ConnectProtocolError("internal", `error writing to stdin: ${error.message}`));
+        else resolve();
+      });
+    });
   }
 
   /** Sends EOF to the process' stdin. */
@@ -397,7 +407,7 @@ export async function handleProcessService(
         sendUnaryResponse(response, {});
         return;
       }
-      process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
+      await process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
       sendUnaryResponse(response, {});
       return;
     }
