@@ -230,16 +230,20 @@ export class ManagedProcess {
   /** Streams this process' events to a Connect response (first frame `start`). */
   attach(stream: ServerStream): void {
     stream.send({ event: { start: { pid: this.pid } } });
+    // One wait for drain per blocked stream: chunks already read before the pause still arrive while it waits.
+    let waitingForDrain = false;
     const subscriber: Subscriber = (payload) => {
       const writable = stream.send({ event: payload });
       if ("end" in payload) {
         stream.end();
         return;
       }
-      if (!writable && this.running) {
+      if (!writable && this.running && !waitingForDrain) {
+        waitingForDrain = true;
         this.blockedSubscribers++;
         this.running.pause();
         void stream.waitForDrain().then(() => {
+          waitingForDrain = false;
           this.blockedSubscribers--;
           if (this.blockedSubscribers === 0) this.running?.resume();
         });
