@@ -3,21 +3,16 @@
 // `sandbox.ports.expose` (every byte crosses the sbx agent, one envd process: its stdout stream down, its stdin up)
 // against the same 20 MB read by an envd `cat` of the file (`commands.run`, envd's process stream, no agent), alternating
 // download by download so machine drift hits both alike. Only loopback traffic: the emulator and the sandbox's port.
-// Usage (after a build): node packages/e2b/bench/ports-download.mjs [downloads]   (default 5)
+// Usage: node bench/e2b-ports-bench.mjs [downloads]   (default 5 of 20 MB; --smoke: 1 of 2 MB, see lib/smoke.mjs)
 import { request } from "node:http";
 import { createSandbox } from "@sbx/core";
+import { createSandboxProvider } from "@sbx/e2b";
 import { startE2BEmulator } from "@sbx/e2b-emulator";
-import { createSandboxProvider } from "../dist/index.js";
+import { benchArguments, sized } from "./lib/smoke.mjs";
+import { median, time } from "./lib/stats.mjs";
 
-const downloads = Number(process.argv[2] ?? 5);
-const fileBytes = 20 * 1000 * 1000;
-
-/** Median of numbers. */
-function median(values) {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
+const downloads = sized(Number(benchArguments[0] ?? 5), 1);
+const fileBytes = sized(20 * 1000 * 1000, 2 * 1000 * 1000);
 
 /** GETs /big.bin through `url` with the port token, counting the body; rejects unless all `fileBytes` arrived. */
 function download(url, token) {
@@ -33,13 +28,6 @@ function download(url, token) {
     call.on("error", reject);
     call.end();
   });
-}
-
-/** Wall time of one async call in milliseconds. */
-async function timed(call) {
-  const started = performance.now();
-  await call();
-  return performance.now() - started;
 }
 
 const emulator = await startE2BEmulator({});
@@ -60,9 +48,9 @@ try {
   const throughPort = [];
   const throughCat = [];
   for (let round = 0; round < downloads; round++) {
-    throughPort.push(await timed(() => download(exposed.url, exposed.token)));
+    throughPort.push(await time(() => download(exposed.url, exposed.token)));
     throughCat.push(
-      await timed(async () => {
+      await time(async () => {
         const result = await sandbox.commands.run("cat big.bin", { outputLimitBytes: 32 * 1024 * 1024 });
         if (result.exitCode !== 0 || result.stdoutBytes.byteLength !== fileBytes)
           throw new Error(`cat gave ${result.stdoutBytes.byteLength} bytes, exit ${result.exitCode}`);
