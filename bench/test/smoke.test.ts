@@ -151,6 +151,11 @@ const benches: readonly BenchSmoke[] = [
     docker: true,
   },
   {
+    file: "e2b-ports-bench.mjs",
+    lines: [new RegExp(String.raw`^  ratio port / cat: ${NUMBER}$`, "m")],
+    docker: true,
+  },
+  {
     file: "docker-attacks.mjs",
     lines: [/\{"attack":"apparmor-audit","enforcement":"[^"]+"\}/],
     docker: true,

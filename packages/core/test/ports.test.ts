@@ -259,3 +259,48 @@ describe("ports through the agent core attaches (codeAgent)", () => {
     await exposed.close();
   });
 });
+
+describe("a driver with its own runCode that declares codeAgent (E2B, ADR 0060)", () => {
+  it("keeps its own runCode and code contexts, and gets ports from the agent core attaches", async () => {
+    const workspace = await mkdtemp(join(tmpdir(), "sbx-own-code-ports-"));
+    const host = createHostProcessDriver(workspace);
+    const codeCalls: string[] = [];
+    const driver: SandboxDriverV1 = {
+      id: host.id,
+      workspace: host.workspace,
+      audit: host.audit,
+      spawn: (request) => host.spawn(request),
+      destroy: () => host.destroy(),
+      runCode: (request) => {
+        codeCalls.push(request.code);
+        request.onStdout("own runCode\n");
+        return Promise.resolve({ error: null, results: [] });
+      },
+      createCodeContext: (request) => Promise.resolve({ id: "own-context", language: request.language }),
+      codeAgent: { commands: "driver" },
+    };
+    const sandbox = createSandboxFromDriver(driver, { provider, target: "", options: OPTIONS });
+    const server = createServer((socket) => socket.end("from inside"));
+    try {
+      const execution = await sandbox.runCode("1 + 1");
+      expect(execution.stdout).toBe("own runCode\n");
+      expect(codeCalls).toEqual(["1 + 1"]);
+      expect((await sandbox.createCodeContext()).id).toBe("own-context");
+      const port = await listen(server);
+      const exposed = await sandbox.ports.expose(port, { token: false });
+      const client = await open(exposed.url);
+      const text = await new Promise<string>((resolve) => {
+        let all = "";
+        client.on("data", (chunk: Buffer) => (all += chunk.toString()));
+        client.on("end", () => resolve(all));
+      });
+      expect(text).toBe("from inside");
+      client.destroy();
+      await exposed.close();
+    } finally {
+      await sandbox.kill();
+      server.close();
+      await rm(workspace, { recursive: true, force: true });
+    }
+  });
+});

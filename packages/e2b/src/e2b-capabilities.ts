@@ -7,6 +7,8 @@ import { defineCapabilities } from "@sbx/core/adapter";
  * - BACKGROUND_COMMANDS, STDIN, RECONNECT: envd's process API and `Sandbox.connect`.
  * - PTY: envd's process API in PTY mode, as the SDK's `pty` uses it (ADR 0054).
  * - FILE_WATCH: envd's `WatchDir` (the SDK's `watchDir`); a rename is a remove and a create (ADR 0054).
+ * - PORTS: a loopback listener on the host carrying each connection over the sbx agent's `connect`, the agent run as one
+ *   envd process with stdin open (ADR 0053, ADR 0060); not E2B's `getHost`, which is a public HTTP edge address.
  * - HOST_MOUNTS off: an E2B sandbox runs on E2B's machines and cannot see host folders.
  * - RESOURCE_LIMITS off: CPU and memory are fixed when the template is built, not per sandbox.
  * - LIST_SANDBOXES: E2B's `Sandbox.list` with its metadata filter (sbx's sandboxes carry a marker key).
@@ -25,5 +27,6 @@ export const E2B_CAPABILITIES = defineCapabilities({
   SET_LIFETIME: true,
   PTY: true,
   FILE_WATCH: true,
+  PORTS: true,
   languages: ["python"],
 });

@@ -5,6 +5,7 @@ import {
   type ProbeAnswer,
   type CodeRequest,
   type DriverAudit,
+  type DriverCodeAgent,
   type DriverExecution,
   type SandboxDriverV1,
   type SpawnedProcess,
@@ -23,6 +24,7 @@ import { mapE2BError } from "./map-e2b-error.js";
 import { mapE2BExecutionError, mapE2BResult } from "./map-e2b-result.js";
 import { startTerminal, terminalClientOf } from "./e2b-terminal.js";
 import { watchE2BDirectory } from "./e2b-file-watch.js";
+import { orderedStdinWriter } from "./ordered-stdin-writer.js";
 
 /** The E2B sandbox's workspace: the default user's home, where the SDK and E2B templates put work. */
 export const E2B_WORKSPACE = "/home/user";
@@ -61,12 +63,20 @@ function inWorkingDirectory(request: SpawnRequest): string {
 
 /**
  * One live E2B sandbox as an sbx driver: commands through envd's process API, reads and writes through envd's filesystem
- * API, code through the code interpreter. Every SDK error is mapped by `mapE2BError`.
+ * API, code through the code interpreter, exposed ports through the sbx agent (ADR 0060). Every SDK error is mapped by
+ * `mapE2BError`.
  */
 export class E2BDriver implements SandboxDriverV1 {
   readonly id: string;
   readonly workspace = E2B_WORKSPACE;
   readonly audit: DriverAudit;
+  /**
+   * The sbx agent, started by core through `spawn` (one envd process, stdin kept open) on the first exposed-port
+   * connection: it gives `openPortConnection` (its `connect` operation, ADR 0053, ADR 0060). Code, terminals and file
+   * watching stay this driver's own (the code interpreter, envd's PTY and `WatchDir`: a driver's own method wins), and
+   * commands stay on envd (`commands: "driver"`).
+   */
+  readonly codeAgent: DriverCodeAgent = { commands: "driver" };
   private destroyed: Promise<void> | undefined;
   private readonly encoder = new TextEncoder();
   private readonly contexts = new Map<string, { id: string; language: string; cwd: string }>();
@@ -289,12 +299,16 @@ export class E2BDriver implements SandboxDriverV1 {
       }
       return killing;
     };
+    // One `SendInput` call at a time, in order: the agent's frames are written without waiting for each other.
+    const sendStdin = orderedStdinWriter({
+      send: (data) => this.sandbox.commands.sendStdin(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs }),
+    });
     return {
       pid: String(pid),
       exit,
       writeStdin: async (data) => {
         try {
-          await this.sandbox.commands.sendStdin(pid, data, { requestTimeoutMs: this.options.requestTimeoutMs });
+          await sendStdin(data);
         } catch (error) {
           throw this.failure(error, "write to stdin");
         }

@@ -230,16 +230,20 @@ export class ManagedProcess {
   /** Streams this process' events to a Connect response (first frame `start`). */
   attach(stream: ServerStream): void {
     stream.send({ event: { start: { pid: this.pid } } });
+    // One wait for drain per blocked stream: chunks already read before the pause still arrive while it waits.
+    let waitingForDrain = false;
     const subscriber: Subscriber = (payload) => {
       const writable = stream.send({ event: payload });
       if ("end" in payload) {
         stream.end();
         return;
       }
-      if (!writable && this.running) {
+      if (!writable && this.running && !waitingForDrain) {
+        waitingForDrain = true;
         this.blockedSubscribers++;
         this.running.pause();
         void stream.waitForDrain().then(() => {
+          waitingForDrain = false;
           this.blockedSubscribers--;
           if (this.blockedSubscribers === 0) this.running?.resume();
         });
@@ -258,12 +262,22 @@ export class ManagedProcess {
     this.buffered = undefined;
   }
 
-  /** Writes to the process' stdin. */
-  writeStdin(data: Buffer): void {
+  /**
+   * Writes to the process' stdin and resolves once the bytes left for the container, as envd's `SendInput` answers
+   * only after its blocking write into the process's stdin pipe (`Handler.WriteStdin`, e2b-dev/infra
+   * packages/envd/internal/services/process/handler): a process that stops reading holds its writer, not the emulator's memory.
+   */
+  writeStdin(data: Buffer): Promise<void> {
     if (!this.stdinEnabled || !this.running) {
       throw new ConnectProtocolError("failed_precondition", "stdin is not enabled for this process (start it with stdin: true)");
     }
-    this.running.connection.write(data);
+    const connection = this.running.connection;
+    return new Promise((resolve, reject) => {
+      connection.write(data, (error) => {
+        if (error) reject(new ConnectProtocolError("internal", `error writing to stdin: ${error.message}`));
+        else resolve();
+      });
+    });
   }
 
   /** Sends EOF to the process' stdin. */
@@ -397,7 +411,7 @@ export async function handleProcessService(
         sendUnaryResponse(response, {});
         return;
       }
-      process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
+      await process.writeStdin(Buffer.from(message.input?.stdin ?? "", "base64"));
       sendUnaryResponse(response, {});
       return;
     }

@@ -70,7 +70,7 @@ export const FIRST_PARTY_BACKENDS: readonly BackendManifest[] = [
       SET_LIFETIME: true,
       FILE_WATCH: true,
       PTY: true,
-      PORTS: false,
+      PORTS: true,
       PAUSE: false,
       SNAPSHOTS: false,
       languages: ["python"],

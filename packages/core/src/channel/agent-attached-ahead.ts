@@ -14,9 +14,12 @@ interface AgentAttachedAhead {
 /** Agents attached ahead, by driver: taken once, when the sandbox around the driver is made. */
 const attachedAhead = new WeakMap<SandboxDriverV1, AgentAttachedAhead>();
 
-/** True when core attaches the sbx sandbox agent to this driver: it declares `codeAgent` and has no `runCode` of its own. */
+/**
+ * True when core attaches the sbx sandbox agent to this driver: it declares `codeAgent`. A driver with its own `runCode`
+ * (E2B's code interpreter) keeps it; the agent then gives only the methods the driver lacks (ports, ADR 0060).
+ */
 export function declaresCoreAgent(driver: SandboxDriverV1): boolean {
-  return driver.codeAgent !== undefined && typeof driver.runCode !== "function";
+  return driver.codeAgent !== undefined;
 }
 
 /**

@@ -41,7 +41,7 @@ function own<Name extends keyof SandboxDriverV1>(driver: SandboxDriverV1, name: 
  * Resolves, once when the sandbox is made, which method core calls for each operation (ADR 0037): the driver's own
  * where it has one; the file operations it leaves out from core's POSIX helper over its `spawn` (ADR 0020, ADR 0031);
  * `runCode` and `createCodeContext` from the sbx sandbox agent when the driver declares `codeAgent` and has no
- * `runCode` of its own (the agent is then stopped before `destroy`). Nothing wraps the driver per call, except a driver's own `stat`
+ * `runCode` of its own (a driver's own method wins over the agent's; the agent is stopped before `destroy`). Nothing wraps the driver per call, except a driver's own `stat`
  * (checked for `followSymlinks`, ADR 0046).
  */
 export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMethodOptions): ResolvedDriverMethods {
@@ -65,8 +65,8 @@ export function resolveDriverMethods(driver: SandboxDriverV1, options: DriverMet
     remove: own(driver, "remove") ?? defaults.remove,
     mkdir: own(driver, "mkdir") ?? defaults.mkdir,
     rename: own(driver, "rename") ?? defaults.rename,
-    runCode: agent ? agent.runCode : ownRunCode,
-    createCodeContext: agent ? agent.createCodeContext : own(driver, "createCodeContext"),
+    runCode: ownRunCode ?? agent?.runCode,
+    createCodeContext: ownRunCode ? own(driver, "createCodeContext") : (agent?.createCodeContext ?? own(driver, "createCodeContext")),
     watchFiles: own(driver, "watchFiles") ?? agent?.watchFiles,
     openTerminal: own(driver, "openTerminal") ?? agent?.openTerminal,
     openPortConnection: own(driver, "openPortConnection") ?? agent?.openPortConnection,

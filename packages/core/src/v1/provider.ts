@@ -371,8 +371,8 @@ export interface SandboxDriverV1 {
    */
   readonly baseEnvironment?: Readonly<Record<string, string>>;
   /**
-   * Optional: the driver can carry the sbx sandbox agent, and core applies it (see `DriverCodeAgent`). Ignored when
-   * the driver has its own `runCode`. Default: no agent.
+   * Optional: the driver can carry the sbx sandbox agent, and core applies it (see `DriverCodeAgent`). A driver's own
+   * method wins over the agent's (its own `runCode` keeps code off the agent). Default: no agent.
    */
   readonly codeAgent?: DriverCodeAgent;
   /** Starts a process. */
