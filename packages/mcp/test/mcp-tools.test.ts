@@ -143,7 +143,7 @@ describe.each(TRANSPORTS)("server policy over %s", (kind) => {
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: "SBX_CAPABILITY_NOT_SUPPORTED" } });
       // Every first-party backend whose manifest declares STATEFUL_CODE, sorted by name.
-      expect(textOf(result)).toContain("Backends that support it: apple-container, docker, e2b, k8s.");
+      expect(textOf(result)).toContain("Backends that support it: apple-container, docker, e2b, k8s, modal.");
     } finally {
       await connection.close();
     }
