@@ -2,6 +2,7 @@ import { SandboxNotFoundError, type SbxError } from "@sbx/core";
 import {
   commandExitOutcome,
   KILL_TREE_SCRIPT,
+  createKillBatcher,
   newCommandTag,
   withinTime,
   type DriverAgentEnforcement,
@@ -18,7 +19,6 @@ import { runCli, startCli, type ContainerCli } from "./container-cli.js";
 import { parseContainers } from "./container-output.js";
 import { APPLE_CONTAINER_WORKSPACE } from "./container-run-plan.js";
 import { agentScript, commandScript, STDIN_SCRIPT_READER, type StdinScript } from "./exec-script.js";
-import { createKillBatcher } from "./kill-batch.js";
 import { mapAppleContainerError } from "./map-apple-container-error.js";
 
 /** How long output may keep arriving after the CLI exited before the exit is reported anyway (a grandchild holding the pipe). */

@@ -67,6 +67,7 @@ export { COMMAND_WRAPPER, KILL_TREE_SCRIPT, KILL_USER_SCRIPT, newCommandTag } fr
 export { OUT_OF_MEMORY_PROBE_SCRIPT, parseOutOfMemoryKills, createOutOfMemoryProbe, commandOutOfMemoryReport } from "./posix/out-of-memory-probe.js";
 export { commandExitOutcome, SIGKILL_EXIT_CODE, LOST_SANDBOX_CHECKS, type CommandExitFacts, type CommandExit } from "./posix/command-exit-outcome.js";
 export { KILL_PROCESS_TREE_SCRIPT } from "./posix/descendant-tree-kill.js";
+export { createKillBatcher } from "./posix/kill-batch.js";
 /** Whether a pid is a live process on this machine (an adapter sweeping what dead sbx processes left behind). */
 export { processIsAlive } from "./credentials/credential-store.js";
 export { parseAllowlistHost, type AllowlistHost, type AllowlistHostRules } from "./security/allowlist-host.js";

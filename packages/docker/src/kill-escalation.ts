@@ -1,10 +1,9 @@
-import { withinTime } from "@sbx/core/adapter";
+import { createKillBatcher, withinTime } from "@sbx/core/adapter";
 import type Docker from "dockerode";
 import { timeoutError } from "./timeout-error.js";
 import { AGENT_PROCESS_KILL_SCRIPT } from "./agent-launch.js";
 import { removeQuietly } from "./container-removal.js";
 import { runArgv } from "./exec-process.js";
-import { createKillBatcher } from "./kill-batch.js";
 import { ENFORCEMENT_USER, killTaggedTree } from "./kill-process-tree.js";
 import type { SandboxLoss } from "./sandbox-lost.js";
 import { agentProcessesOf, verifyAfterTagKill } from "./untagged-process-check.js";
